@@ -1,0 +1,3 @@
+from arbiter.cli import app
+
+app(prog_name="arbiter")

@@ -1,0 +1,11 @@
+"""The ``arbiter`` command line (typer).
+
+One module per area registers its commands on :data:`app`; nothing imports
+this package.  Errors a user can cause (bad move, bad spec, bad file) are
+reported as one clear line on stderr with a non-zero exit, never a traceback.
+"""
+
+from .app import app  # noqa: F401
+from . import rules  # noqa: F401,E402  (registers commands)
+
+__all__ = ["app"]

@@ -1,0 +1,25 @@
+"""The typer application shared by the command modules, and error helpers."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import typer
+
+app = typer.Typer(
+    name="arbiter",
+    help="Tournament and match server for game engines: Troll, Atoll, Nine Men's Morris, Talisman.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+#: exit status for bad user input (a malformed move, spec, file ...)
+EXIT_USAGE = 2
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print ``arbiter: error: message`` on stderr and exit with ``code``."""
+    print(f"arbiter: error: {message}", file=sys.stderr)
+    raise typer.Exit(code)
