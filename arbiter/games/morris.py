@@ -1,0 +1,733 @@
+"""Nine Men's Morris, German rules (rules: ``specs/games/morris.md``).
+
+Two players place nine pieces each on the 24 points of three nested squares,
+then slide them along the lines (or fly anywhere, with exactly three left).
+Closing a mill -- three own pieces on one of the 16 lines -- removes one
+opposing piece, written into the same move: ``d2``, ``d2-d3``, ``d2xa1``,
+``d2-d3xa1``.
+
+Speed matters here (random playouts, perft, MCTS engines), so the board is two
+24-bit integers, laid out ring by ring rather than in the notation's order:
+bit ``8*r + k`` is point ``k`` (clockwise from the top-left corner) of ring
+``r`` (0 outer, 1 middle, 2 inner).  In that layout each ring is one byte and
+the four cross lines are bits ``k``, ``k+8``, ``k+16`` for odd ``k``, so:
+
+* mills, pieces in mills and mill-completing points come from 256-entry tables
+  of one ring byte plus a few shifts for the cross lines;
+* the legal moves are concatenations of precomputed lists of move strings:
+  placements and flights by byte of the empty points, slides along a ring by
+  16 bits (that ring's own and empty points), slides along the cross lines by
+  16 bits (own and empty mid-points of two rings).  Generating moves never
+  formats a string; only mill-closing moves take a second, slower step.
+
+A position stores the board from the mover's side (``own``/``opp``) plus the
+colour to move, and works out its legal moves and verdict when it is made,
+since every caller (match, perft, playout) asks for them at once.  History for
+the repetition rule is the tuple of position keys since the last irreversible
+ply (a placement or a removal: nothing before one can recur, since pieces in
+hand or on the board only ever decrease).
+"""
+
+from __future__ import annotations
+
+import re
+from operator import itemgetter
+
+from .base import Color, Game, IllegalMoveError, InvalidFenError, Outcome, Position, Termination
+
+# --- The board (specs/games/morris.md §1) -----------------------------------
+
+#: The 24 points in the order of the rules.
+POINTS: tuple[str, ...] = (
+    "a1", "d1", "g1", "b2", "d2", "f2", "c3", "d3", "e3", "a4", "b4", "c4",
+    "e4", "f4", "g4", "c5", "d5", "e5", "b6", "d6", "f6", "a7", "d7", "g7",
+)
+
+#: The 16 mills: eight along the ranks, eight along the files.
+MILLS: tuple[tuple[str, str, str], ...] = (
+    ("a1", "d1", "g1"), ("b2", "d2", "f2"), ("c3", "d3", "e3"), ("a4", "b4", "c4"),
+    ("e4", "f4", "g4"), ("c5", "d5", "e5"), ("b6", "d6", "f6"), ("a7", "d7", "g7"),
+    ("a1", "a4", "a7"), ("b2", "b4", "b6"), ("c3", "c4", "c5"), ("d1", "d2", "d3"),
+    ("d5", "d6", "d7"), ("e3", "e4", "e5"), ("f2", "f4", "f6"), ("g1", "g4", "g7"),
+)
+
+#: Two points are adjacent when they are next to each other on a mill line.
+ADJACENT: dict[str, tuple[str, ...]] = {
+    name: tuple(sorted(
+        {m[i - 1] for m in MILLS for i in (1, 2) if m[i] == name}
+        | {m[i + 1] for m in MILLS for i in (0, 1) if m[i] == name},
+        key=POINTS.index,
+    ))
+    for name in POINTS
+}
+
+#: The position string's board field lists the points rank by rank, top first.
+RANKS: tuple[tuple[str, ...], ...] = (
+    ("a7", "d7", "g7"), ("b6", "d6", "f6"), ("c5", "d5", "e5"),
+    ("a4", "b4", "c4", "e4", "f4", "g4"),
+    ("c3", "d3", "e3"), ("b2", "d2", "f2"), ("a1", "d1", "g1"),
+)
+
+PIECES_PER_SIDE = 9
+NO_PROGRESS_PLIES = 100
+
+# The bit layout: ring by ring, clockwise from the top-left corner.
+LAYOUT: tuple[str, ...] = (
+    "a7", "d7", "g7", "g4", "g1", "d1", "a1", "a4",  # outer ring
+    "b6", "d6", "f6", "f4", "f2", "d2", "b2", "b4",  # middle ring
+    "c5", "d5", "e5", "e4", "e3", "d3", "c3", "c4",  # inner ring
+)
+INDEX: dict[str, int] = {name: i for i, name in enumerate(LAYOUT)}
+BIT: dict[str, int] = {name: 1 << i for i, name in enumerate(LAYOUT)}
+FULL = (1 << 24) - 1
+_MIDS = 0xAA  # the odd points of a ring byte: where the cross lines meet it
+
+MILL_MASKS: tuple[int, ...] = tuple(sum(BIT[p] for p in mill) for mill in MILLS)
+MILLS_AT: tuple[tuple[int, ...], ...] = tuple(
+    tuple(m for m in MILL_MASKS if m >> i & 1) for i in range(24))
+ADJ_INDEX: tuple[tuple[int, ...], ...] = tuple(
+    tuple(INDEX[n] for n in ADJACENT[LAYOUT[i]]) for i in range(24))
+
+
+def _indices(mask: int) -> list[int]:
+    return [i for i in range(24) if mask >> i & 1]
+
+
+# --- Mill arithmetic on one side's bits -------------------------------------
+
+def _ring_table(ring: int, value_of) -> list[int]:
+    mills = [m for m in MILL_MASKS if m & (0xFF << 8 * ring) == m]
+    return [value_of(v << 8 * ring, mills) for v in range(256)]
+
+
+def _ring_pairs(x: int, mills: list[int]) -> int:
+    out = 0
+    for m in mills:
+        for i in _indices(m):
+            rest = m ^ (1 << i)
+            if x & rest == rest:
+                out |= 1 << i
+    return out
+
+
+def _ring_mills(x: int, mills: list[int]) -> int:
+    out = 0
+    for m in mills:
+        if x & m == m:
+            out |= m
+    return out
+
+
+_PAIRS0, _PAIRS1, _PAIRS2 = (_ring_table(r, _ring_pairs) for r in range(3))
+_INMILL0, _INMILL1, _INMILL2 = (_ring_table(r, _ring_mills) for r in range(3))
+
+
+def completion_points(x: int) -> int:
+    """Points that would complete a mill of the pieces ``x`` (occupied or not):
+    the other two points of one of their mills are in ``x``."""
+    a = x & _MIDS
+    b = x >> 8 & _MIDS
+    c = x >> 16 & _MIDS
+    return (_PAIRS0[x & 255] | _PAIRS1[x >> 8 & 255] | _PAIRS2[x >> 16]
+            | b & c | (a & c) << 8 | (a & b) << 16)
+
+
+def in_mills(x: int) -> int:
+    """The pieces of ``x`` that stand in a complete mill."""
+    t = x & x >> 8 & x >> 16 & _MIDS
+    return _INMILL0[x & 255] | _INMILL1[x >> 8 & 255] | _INMILL2[x >> 16] | t * 0x010101
+
+
+def removable(x: int) -> int:
+    """The pieces of ``x`` a mill may remove (§4): those outside mills, or
+    any of them when all stand in mills."""
+    t = x & x >> 8 & x >> 16 & _MIDS
+    free = x & ~(_INMILL0[x & 255] | _INMILL1[x >> 8 & 255] | _INMILL2[x >> 16] | t * 0x010101)
+    return free or x
+
+
+def closes_mill(after: int, index: int) -> bool:
+    """Whether the piece on ``index`` stands in a mill of ``after``."""
+    for m in MILLS_AT[index]:
+        if after & m == m:
+            return True
+    return False
+
+
+# --- Move strings, made once ---------------------------------------------------
+
+_REMOVALS: dict[str, tuple[str, ...]] = {}  # plain move -> the move with "x<point>", by index
+_DECODE: dict[str, tuple[int, int, int]] = {}  # move -> (from bit or 0, to bit, removed bit or 0)
+_SLIDE: list[list[str]] = [[""] * 24 for _ in range(24)]  # [from][to] -> "from-to"
+
+
+def _register(plain: str, src: int, dst: int) -> None:
+    _DECODE[plain] = (src, dst, 0)
+    with_removal = []
+    for r in range(24):
+        text = f"{plain}x{LAYOUT[r]}"
+        with_removal.append(text)
+        _DECODE[text] = (src, dst, 1 << r)
+    _REMOVALS[plain] = tuple(with_removal)
+
+
+for _q in range(24):
+    _register(LAYOUT[_q], 0, 1 << _q)
+for _p in range(24):
+    for _q in range(24):
+        if _p != _q:
+            _SLIDE[_p][_q] = f"{LAYOUT[_p]}-{LAYOUT[_q]}"
+            _register(_SLIDE[_p][_q], 1 << _p, 1 << _q)
+
+
+def _byte_tables(item_for) -> tuple[list[list], ...]:
+    """Three tables (one per ring byte) from a byte of point bits to the list
+    of ``item_for(point)`` over those points (None items left out).  Entries
+    may share list objects: they are only ever read or concatenated."""
+    tables = []
+    for ring in range(3):
+        items = [item_for(8 * ring + k) for k in range(8)]
+        table: list[list] = [[]]
+        for v in range(1, 256):
+            rest = table[v & v - 1]  # the byte without its lowest bit
+            item = items[(v & -v).bit_length() - 1]
+            table.append(rest if item is None else [item] + rest)
+        tables.append(table)
+    return tuple(tables)
+
+
+_PLACE0, _PLACE1, _PLACE2 = _byte_tables(lambda q: LAYOUT[q])
+_FLY = tuple(_byte_tables(lambda q, p=p: _SLIDE[p][q] if q != p else None) for p in range(24))
+_IDX0, _IDX1, _IDX2 = _byte_tables(lambda q: q)  # bit -> index lists
+
+
+def _ring_neighbours(q: int) -> tuple[int, int]:
+    ring = q - q % 8
+    return ring + (q - 1) % 8, ring + (q + 1) % 8
+
+
+def _slide_table(points: list[int], sources: dict[int, tuple[int, ...]], base: int,
+                 index) -> list[list[str] | None]:
+    """A 16-bit-indexed table of slide lists over a window of the board: for
+    every (own, empty) state of ``points`` (window bits; the other points of
+    the window are the opponent's), at ``index(own, empty)``, the slides into
+    each empty point from its ``sources`` that are own.  ``base`` is the
+    window's first board bit."""
+    into: dict[tuple[int, int], list[str]] = {}
+    for q in points:
+        mask = sum(1 << p for p in sources[q])
+        for own in range(mask + 1):
+            if own & mask == own:
+                into[q, own] = [_SLIDE[base + p][base + q] for p in sources[q] if own >> p & 1]
+    masks = {q: sum(1 << p for p in sources[q]) for q in points}
+    table: list[list[str] | None] = [None] * 65536
+    states = [(0, 0)]
+    for q in points:  # every point own, empty or the opponent's
+        bit = 1 << q
+        states = [c for own, empty in states for c in ((own, empty), (own | bit, empty), (own, empty | bit))]
+    for own, empty in states:
+        moves: list[str] = []
+        for q in points:
+            if empty >> q & 1:
+                moves += into[q, own & masks[q]]
+        table[index(own, empty)] = moves
+    return table
+
+
+# Slides along ring r, by (own byte << 8 | empty byte) of that ring.
+_RING0, _RING1, _RING2 = (
+    _slide_table(list(range(8)), {q: _ring_neighbours(q) for q in range(8)}, 8 * r,
+                 lambda own, empty: own << 8 | empty)
+    for r in range(3))
+# Slides along the cross lines between rings r and r + 1, by (own mids |
+# empty mids >> 1) of the two rings, shifted down to bit 0.
+_RADIAL01, _RADIAL12 = (
+    _slide_table([k for k in range(16) if k % 2],
+                 {k: tuple(p for p in (k - 8, k + 8) if 0 <= p < 16) for k in range(16) if k % 2},
+                 8 * r, lambda own, empty: own | empty >> 1)
+    for r in range(2))
+
+# For a slide p -> q: the two other points of the mill through q that does
+# not contain p (a slide never closes the mill it moves along).
+_CLOSE_BY_SLIDE: tuple[tuple[tuple[int, int, str], ...], ...] = tuple(
+    tuple((1 << p, next(m for m in MILLS_AT[q] if not m >> p & 1) ^ 1 << q, _SLIDE[p][q])
+          for p in ADJ_INDEX[q])
+    for q in range(24))
+
+assert all(set(ADJ_INDEX[q]) == set(_ring_neighbours(q)) | (
+    {q - 8} if q >= 8 and q % 2 else set()) | ({q + 8} if q < 16 and q % 2 else set())
+    for q in range(24)), "the bit layout does not match the mills"
+
+
+def _expand(moves: list[str], closing: list[str], opp: int) -> list[str]:
+    """Replace each mill-closing move by one move per removable piece (§4)."""
+    if not opp:  # nothing on the board to remove: the move stays plain
+        return moves
+    t = opp & opp >> 8 & opp >> 16 & _MIDS
+    targets = opp & ~(_INMILL0[opp & 255] | _INMILL1[opp >> 8 & 255] | _INMILL2[opp >> 16]
+                      | t * 0x010101) or opp
+    pick = itemgetter(*(_IDX0[targets & 255] + _IDX1[targets >> 8 & 255] + _IDX2[targets >> 16]))
+    if targets & targets - 1:
+        for plain in closing:
+            moves.remove(plain)
+            moves += pick(_REMOVALS[plain])
+    else:
+        for plain in closing:
+            moves.remove(plain)
+            moves.append(pick(_REMOVALS[plain]))
+    return moves
+
+
+def generate(own: int, opp: int, in_hand: int) -> list[str]:
+    """Every legal move of the side owning ``own`` (a new list), ignoring
+    whether the game is over (§3-§5)."""
+    empty = FULL ^ own ^ opp
+    if in_hand:
+        moves = _PLACE0[empty & 255] + _PLACE1[empty >> 8 & 255] + _PLACE2[empty >> 16]
+        if own & own - 1:  # two pieces or more: a placement may close a mill
+            a = own & _MIDS
+            b = own >> 8 & _MIDS
+            c = own >> 16 & _MIDS
+            pairs = (_PAIRS0[own & 255] | _PAIRS1[own >> 8 & 255] | _PAIRS2[own >> 16]
+                     | b & c | (a & c) << 8 | (a & b) << 16) & empty
+            if pairs:
+                return _expand(moves, _PLACE0[pairs & 255] + _PLACE1[pairs >> 8 & 255]
+                               + _PLACE2[pairs >> 16], opp)
+        return moves
+    # Completion points: only a move onto one can close a mill.
+    a = own & _MIDS
+    b = own >> 8 & _MIDS
+    c = own >> 16 & _MIDS
+    pairs = (_PAIRS0[own & 255] | _PAIRS1[own >> 8 & 255] | _PAIRS2[own >> 16]
+             | b & c | (a & c) << 8 | (a & b) << 16) & empty
+    if own.bit_count() == 3:  # flying (§5)
+        moves = []
+        for p in _IDX0[own & 255] + _IDX1[own >> 8 & 255] + _IDX2[own >> 16]:
+            t0, t1, t2 = _FLY[p]
+            moves += t0[empty & 255] + t1[empty >> 8 & 255] + t2[empty >> 16]
+        if pairs:
+            # With three pieces, q completes a mill of two of them: the third flies there.
+            closing = []
+            for q in _IDX0[pairs & 255] + _IDX1[pairs >> 8 & 255] + _IDX2[pairs >> 16]:
+                for m in MILLS_AT[q]:
+                    partners = m ^ 1 << q
+                    if own & partners == partners:
+                        closing.append(_SLIDE[(own ^ partners).bit_length() - 1][q])
+            return _expand(moves, closing, opp)
+        return moves
+    moves = (_RING0[(own & 255) << 8 | empty & 255] + _RING1[own & 0xFF00 | empty >> 8 & 255]
+             + _RING2[own >> 8 & 0xFF00 | empty >> 16]
+             + _RADIAL01[own & 0xAAAA | (empty & 0xAAAA) >> 1]
+             + _RADIAL12[own >> 8 & 0xAAAA | empty >> 9 & 0x5555])
+    if pairs:
+        closing = []
+        for q in _IDX0[pairs & 255] + _IDX1[pairs >> 8 & 255] + _IDX2[pairs >> 16]:
+            for pbit, partners, plain in _CLOSE_BY_SLIDE[q]:
+                if own & pbit and own & partners == partners:
+                    closing.append(plain)
+        if closing:
+            return _expand(moves, closing, opp)
+    return moves
+
+
+# --- Positions -----------------------------------------------------------------
+
+_COLORS = (Color.WHITE, Color.BLACK)
+_MOVE_RE = re.compile(r"^([a-z]+[0-9]+)(?:-([a-z]+[0-9]+))?(?:x([a-z]+[0-9]+))?$")
+
+
+class MorrisPosition(Position):
+    """An immutable Morris position (specs/games/morris.md)."""
+
+    __slots__ = ("_own", "_opp", "_own_hand", "_opp_hand", "_black", "_quiet", "_ply",
+                 "_history", "_moves", "_outcome")
+
+    _own: int  # the side to move's pieces on the board (layout bits)
+    _opp: int  # the other side's
+    _own_hand: int
+    _opp_hand: int
+    _black: int  # 1 when Black is to move
+    _quiet: int  # plies without removal since placement ended (§6)
+    _ply: int
+    # Keys (board and side to move) of the positions since the last placement
+    # or removal, this one last; None while this position is the first of them
+    # (its key is made only if a later position needs it).
+    _history: tuple[int, ...] | None
+    _moves: list[str]  # the legal moves ([] when the game is over), worked out at creation
+    _outcome: Outcome | None
+
+    # -- the interface --
+
+    @property
+    def to_move(self) -> Color:
+        return _COLORS[self._black]
+
+    @property
+    def ply(self) -> int:
+        return self._ply
+
+    def legal_moves(self) -> list[str]:
+        return self._moves[:]
+
+    def outcome(self) -> Outcome | None:
+        return self._outcome
+
+    def play(self, move: str) -> "MorrisPosition":
+        if move not in self._moves:
+            canonical = self.parse_move(move)  # raises, or gives the canonical spelling
+            if canonical not in self._moves:  # pragma: no cover - parse_move and generate disagree
+                raise IllegalMoveError(move, "not a legal move in this position")
+            move = canonical
+        src, dst, removed = _DECODE[move]
+        # The child sees the board from the other side: its "own" is our "opp".
+        child = _new(MorrisPosition)
+        child._black = black = self._black ^ 1
+        child._ply = self._ply + 1
+        child._own = own = self._opp ^ removed
+        child._own_hand = hand = self._opp_hand
+        repeated = False
+        if src:
+            child._opp = opp = self._own ^ src ^ dst
+            child._opp_hand = 0
+            if removed:
+                quiet = 0
+                history = None  # nothing before a removal can recur
+            else:
+                # Counted only once neither side has pieces in hand (§6).
+                quiet = 0 if hand else self._quiet + 1
+                history = self._history
+                if history is None:
+                    history = (self._own | self._opp << 24 | self._black << 48,)
+                history += (own | opp << 24 | black << 48,)
+                repeated = len(history) > 8 and history.count(history[-1]) > 2
+        else:
+            child._opp = opp = self._own | dst
+            child._opp_hand = self._own_hand - 1
+            quiet = 0
+            history = None  # nothing before a placement can recur
+        child._quiet = quiet
+        child._history = history
+        # The verdict after the move, in the order of §7.
+        if removed and own.bit_count() + hand < 3:
+            child._outcome = _FEWER_THAN_THREE[black]
+            child._moves = []
+            return child
+        moves = generate(own, opp, hand)
+        if not moves:
+            child._outcome = _BLOCKED[black]
+        elif repeated:
+            child._outcome = _DRAW_REPETITION
+            moves = []
+        elif quiet >= NO_PROGRESS_PLIES:
+            child._outcome = _DRAW_NO_PROGRESS
+            moves = []
+        else:
+            child._outcome = None
+        child._moves = moves
+        return child
+
+    def fen(self) -> str:
+        white, black = self._sides()
+        ranks = []
+        for rank in RANKS:
+            text, run = "", 0
+            for name in rank:
+                bit = BIT[name]
+                if white & bit or black & bit:
+                    if run:
+                        text += str(run)
+                        run = 0
+                    text += "W" if white & bit else "B"
+                else:
+                    run += 1
+            ranks.append(text + (str(run) if run else ""))
+        hw, hb = self.in_hand
+        return f"{'/'.join(ranks)} {'wb'[self._black]} {hw} {hb} {self._quiet} {self._ply}"
+
+    def pieces(self) -> dict[str, Color]:
+        white, black = self._sides()
+        out = {}
+        for name in POINTS:
+            if white & BIT[name]:
+                out[name] = Color.WHITE
+            elif black & BIT[name]:
+                out[name] = Color.BLACK
+        return out
+
+    def diagram(self) -> str:
+        white, black = self._sides()
+        lines = [row for row in _DIAGRAM]
+        for name, (row, col) in _DIAGRAM_AT.items():
+            mark = "W" if white & BIT[name] else "B" if black & BIT[name] else "."
+            lines[row] = lines[row][:col] + mark + lines[row][col + 1:]
+        hw, hb = self.in_hand
+        outcome = self._outcome
+        state = (f"{self.to_move.value} to move" if outcome is None
+                 else f"game over: {outcome.result} ({outcome.termination.value})")
+        lines.append(f"{state}; in hand: white {hw}, black {hb}; "
+                     f"plies without removal {self._quiet}; ply {self._ply}")
+        return "\n".join(lines)
+
+    # -- Morris specifics --
+
+    @property
+    def in_hand(self) -> tuple[int, int]:
+        """Pieces not yet placed, (white, black)."""
+        if self._black:
+            return self._opp_hand, self._own_hand
+        return self._own_hand, self._opp_hand
+
+    @property
+    def plies_without_removal(self) -> int:
+        """The counter of the 100-ply rule (§6)."""
+        return self._quiet
+
+    def piece_count(self, color: Color) -> int:
+        """Pieces on the board plus in hand."""
+        white, black = self._sides()
+        hw, hb = self.in_hand
+        if color is Color.WHITE:
+            return white.bit_count() + hw
+        return black.bit_count() + hb
+
+    def is_mill_point(self, point: str) -> bool:
+        """Whether the piece on ``point`` stands in a complete mill."""
+        white, black = self._sides()
+        return bool(BIT[point] & (in_mills(white) | in_mills(black)))
+
+    def repetitions(self) -> int:
+        """How often this position (board, side to move, pieces in hand) has
+        occurred, counted from the position the game or the string started at."""
+        history = self._history
+        return 1 if history is None else history.count(history[-1])
+
+    def parse_move(self, text: str) -> str:
+        """The canonical move for ``text``, or IllegalMoveError saying why (§3-§5)."""
+        move = text.strip().lower()
+        if self.outcome() is not None:
+            raise IllegalMoveError(text, "the game is already over")
+        match = _MOVE_RE.match(move)
+        if not match:
+            raise IllegalMoveError(
+                text, "malformed: write a placement 'd2', a move 'd2-d3', and a removal "
+                      "as 'x' and the point, e.g. 'd2xa1' or 'd2-d3xa1'")
+        src_name, dst_name, rem_name = match.group(1), match.group(2), match.group(3)
+        if dst_name is None:
+            src_name, dst_name = None, src_name
+        for name in (src_name, dst_name, rem_name):
+            if name is not None and name not in BIT:
+                raise IllegalMoveError(text, f"{name} is not a point of the board")
+        me, them = self.to_move.value, self.to_move.other.value
+        own, opp = self._own, self._opp
+        if src_name is None:
+            if not self._own_hand:
+                raise IllegalMoveError(
+                    text, f"{me} has no pieces left in hand: move a piece, e.g. 'd2-d3'")
+        else:
+            if self._own_hand:
+                raise IllegalMoveError(
+                    text, f"{me} still has {self._own_hand} piece(s) in hand and must place one")
+            if not own & BIT[src_name]:
+                holds = f"a {them} piece" if opp & BIT[src_name] else "nothing"
+                raise IllegalMoveError(text, f"no {me} piece on {src_name} (it holds {holds})")
+            if src_name == dst_name:
+                raise IllegalMoveError(text, "a piece must move to another point")
+        if (own | opp) & BIT[dst_name]:
+            owner = me if own & BIT[dst_name] else them
+            raise IllegalMoveError(text, f"{dst_name} is occupied (by a {owner} piece)")
+        if src_name is not None and dst_name not in ADJACENT[src_name] and own.bit_count() != 3:
+            raise IllegalMoveError(
+                text, f"{src_name} and {dst_name} are not adjacent "
+                      f"({me} has {own.bit_count()} pieces; only with exactly 3 may a piece fly)")
+        after = own | BIT[dst_name]
+        if src_name is not None:
+            after ^= BIT[src_name]
+        closes = closes_mill(after, INDEX[dst_name])
+        plain = dst_name if src_name is None else f"{src_name}-{dst_name}"
+        if rem_name is None:
+            if closes and opp:
+                raise IllegalMoveError(
+                    text, f"the move closes a mill: name the {them} piece to remove, "
+                          f"e.g. '{plain}x{LAYOUT[_lowest(removable(opp))]}'")
+            return plain
+        if not closes:
+            raise IllegalMoveError(text, "the move closes no mill, so it may not remove a piece")
+        if not opp:
+            raise IllegalMoveError(
+                text, f"{them} has no piece on the board, so the mill removes nothing: "
+                      f"write '{plain}'")
+        if not opp & BIT[rem_name]:
+            holds = f"a {me} piece" if after & BIT[rem_name] else "nothing"
+            raise IllegalMoveError(
+                text, f"no {them} piece on {rem_name} to remove (it holds {holds})")
+        if not removable(opp) & BIT[rem_name]:
+            raise IllegalMoveError(
+                text, f"the {them} piece on {rem_name} stands in a mill and {them} has "
+                      "pieces outside mills")
+        return f"{plain}x{rem_name}"
+
+    # -- internals --
+
+    def _sides(self) -> tuple[int, int]:
+        """(white bits, black bits)."""
+        if self._black:
+            return self._opp, self._own
+        return self._own, self._opp
+
+    def _evaluate(self) -> None:
+        """Work out the outcome and the legal moves, in the order of §7:
+        the side to move below three pieces, blocked, repetition, 100 plies."""
+        own = self._own
+        moves: list[str] = []
+        if own.bit_count() + self._own_hand < 3:
+            outcome = _FEWER_THAN_THREE[self._black]
+        else:
+            moves = generate(own, self._opp, self._own_hand)
+            if not moves:
+                outcome = _BLOCKED[self._black]
+            elif self._quiet >= NO_PROGRESS_PLIES:
+                outcome = _DRAW_NO_PROGRESS
+            else:
+                outcome = None
+            if outcome is not None:
+                moves = []
+        self._moves = moves
+        self._outcome = outcome
+
+
+_new = object.__new__
+_DRAW_REPETITION = Outcome(Termination.REPETITION, None)
+# Indexed by the side to move (0 White, 1 Black), who is the one losing.
+_FEWER_THAN_THREE = (Outcome(Termination.FEWER_THAN_THREE, Color.BLACK),
+                     Outcome(Termination.FEWER_THAN_THREE, Color.WHITE))
+_BLOCKED = (Outcome(Termination.BLOCKED, Color.BLACK), Outcome(Termination.BLOCKED, Color.WHITE))
+_DRAW_NO_PROGRESS = Outcome(Termination.NO_PROGRESS, None)
+
+
+def _lowest(mask: int) -> int:
+    return (mask & -mask).bit_length() - 1
+
+
+def _make(white: int, black: int, hand_white: int, hand_black: int, black_to_move: bool,
+          quiet: int, ply: int) -> MorrisPosition:
+    position = _new(MorrisPosition)
+    if black_to_move:
+        own, opp, own_hand, opp_hand = black, white, hand_black, hand_white
+    else:
+        own, opp, own_hand, opp_hand = white, black, hand_white, hand_black
+    position._own, position._opp = own, opp
+    position._own_hand, position._opp_hand = own_hand, opp_hand
+    position._black = int(black_to_move)
+    position._quiet = quiet
+    position._ply = ply
+    position._history = None
+    position._evaluate()
+    return position
+
+
+# --- The diagram -----------------------------------------------------------------
+
+_DIAGRAM = (
+    "7  .-----------.-----------.",
+    "   |           |           |",
+    "6  |   .-------.-------.   |",
+    "   |   |       |       |   |",
+    "5  |   |   .---.---.   |   |",
+    "   |   |   |       |   |   |",
+    "4  .---.---.       .---.---.",
+    "   |   |   |       |   |   |",
+    "3  |   |   .---.---.   |   |",
+    "   |   |       |       |   |",
+    "2  |   .-------.-------.   |",
+    "   |           |           |",
+    "1  .-----------.-----------.",
+    "   a   b   c   d   e   f   g",
+)
+_DIAGRAM_AT = {name: (2 * (7 - int(name[1])), 3 + 4 * "abcdefg".index(name[0])) for name in POINTS}
+
+
+# --- The game ----------------------------------------------------------------------
+
+class MorrisGame(Game):
+    """Nine Men's Morris: White first, nine pieces each (specs/games/morris.md)."""
+
+    name = "morris"
+    description = "Nine Men's Morris (German rules): place, slide, fly; mills remove pieces"
+
+    def start(self) -> MorrisPosition:
+        return _make(0, 0, PIECES_PER_SIDE, PIECES_PER_SIDE, False, 0, 0)
+
+    def from_fen(self, fen: str) -> MorrisPosition:
+        """Parse ``<board> <w|b> <white in hand> <black in hand> <plies without
+        removal> <ply>`` (§8); InvalidFenError says what is wrong."""
+        def bad(reason: str) -> InvalidFenError:
+            return InvalidFenError(fen, reason)
+
+        fields = fen.split()
+        if len(fields) != 6:
+            raise bad("expected 6 fields (board, side to move, white in hand, black in hand, "
+                      f"plies without removal, ply), got {len(fields)}")
+        board, side, *numbers = fields
+        ranks = board.split("/")
+        if len(ranks) != len(RANKS):
+            raise bad(f"the board needs 7 ranks separated by '/', got {len(ranks)}")
+        white = black = 0
+        for text, names in zip(ranks, RANKS):
+            rank_no = names[0][1]
+            at = 0
+            previous_digit = False
+            for char in text:
+                if char.isdigit():
+                    if previous_digit:
+                        raise bad(f"rank {rank_no}: two digits in a row in {text!r}; "
+                                  "write one count of empty points")
+                    if char == "0":
+                        raise bad(f"rank {rank_no}: 0 is not a count of empty points")
+                    at += int(char)
+                    previous_digit = True
+                elif char in "WB":
+                    if at >= len(names):
+                        raise bad(f"rank {rank_no} has {len(names)} points, {text!r} describes more")
+                    if char == "W":
+                        white |= BIT[names[at]]
+                    else:
+                        black |= BIT[names[at]]
+                    at += 1
+                    previous_digit = False
+                else:
+                    raise bad(f"rank {rank_no}: unexpected {char!r} in {text!r}; "
+                              "use W, B and digits for empty points")
+            if at != len(names):
+                raise bad(f"rank {rank_no} has {len(names)} points ({' '.join(names)}), "
+                          f"{text!r} describes {at}")
+        if side not in ("w", "b"):
+            raise bad(f"side to move must be 'w' or 'b', got {side!r}")
+        values = []
+        for label, text, high in zip(
+                ("white in hand", "black in hand", "plies without removal", "ply"),
+                numbers, (PIECES_PER_SIDE, PIECES_PER_SIDE, NO_PROGRESS_PLIES, None)):
+            if not text.isdigit() or not text.isascii():
+                raise bad(f"{label} must be a non-negative integer, got {text!r}")
+            value = int(text)
+            if high is not None and value > high:
+                raise bad(f"{label} must be at most {high}, got {value}")
+            values.append(value)
+        hand_white, hand_black, quiet, ply = values
+        for color, bits, hand in (("white", white, hand_white), ("black", black, hand_black)):
+            if bits.bit_count() + hand > PIECES_PER_SIDE:
+                raise bad(f"{color} has {bits.bit_count()} on the board and {hand} in hand: "
+                          f"more than {PIECES_PER_SIDE} pieces")
+        if quiet and (hand_white or hand_black):
+            raise bad("plies without removal must be 0 while pieces are in hand "
+                      "(the count starts when placement is over)")
+        black_to_move = side == "b"
+        mover = "white" if black_to_move else "black"
+        bits, hand = (white, hand_white) if black_to_move else (black, hand_black)
+        if bits.bit_count() + hand < 3:
+            raise bad(f"{mover}, who moved last, has fewer than three pieces: "
+                      "the game would have ended before")
+        return _make(white, black, hand_white, hand_black, black_to_move, quiet, ply)
+
+
+GAME = MorrisGame()
+MorrisPosition.game = GAME
