@@ -7,5 +7,9 @@ reported as one clear line on stderr with a non-zero exit, never a traceback.
 
 from .app import app  # noqa: F401
 from . import rules  # noqa: F401,E402  (registers commands)
+from . import play  # noqa: F401,E402
+from . import records  # noqa: F401,E402
+from . import tournament  # noqa: F401,E402
+from . import check  # noqa: F401,E402
 
 __all__ = ["app"]

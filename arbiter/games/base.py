@@ -123,6 +123,10 @@ class Position(ABC):
     ``pass`` as the only move.
     """
 
+    # No instance dict: subclasses that declare __slots__ get compact,
+    # quick-to-make positions (perft and playouts make millions).
+    __slots__ = ()
+
     game: ClassVar["Game"]
 
     @property

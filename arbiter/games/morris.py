@@ -17,8 +17,11 @@ the four cross lines are bits ``k``, ``k+8``, ``k+16`` for odd ``k``, so:
 * the legal moves are concatenations of precomputed lists of move strings:
   placements and flights by byte of the empty points, slides along a ring by
   16 bits (that ring's own and empty points), slides along the cross lines by
-  16 bits (own and empty mid-points of two rings).  Generating moves never
-  formats a string; only mill-closing moves take a second, slower step.
+  16 bits (own and empty mid-points of two rings).  Moves onto a point that
+  can complete a mill (usually none or one) are looked up apart, by the few
+  points around it, already split into those that close a mill and those that
+  do not; only the closing ones take a second step, one entry per removable
+  piece.  Generating moves never formats a string.
 
 A position stores the board from the mover's side (``own``/``opp``) plus the
 colour to move, and works out its legal moves and verdict when it is made,
@@ -247,21 +250,46 @@ _RADIAL01, _RADIAL12 = (
                  8 * r, lambda own, empty: own | empty >> 1)
     for r in range(2))
 
-# For a slide p -> q: the two other points of the mill through q that does
-# not contain p (a slide never closes the mill it moves along).
-_CLOSE_BY_SLIDE: tuple[tuple[tuple[int, int, str], ...], ...] = tuple(
-    tuple((1 << p, next(m for m in MILLS_AT[q] if not m >> p & 1) ^ 1 << q, _SLIDE[p][q])
-          for p in ADJ_INDEX[q])
-    for q in range(24))
+# Slides into a completion point q (where a mill can close) are listed apart:
+# whether one closes a mill depends only on the mover's pieces on the (at
+# most four) other points of q's two mills and q's neighbours.  For every
+# state of those points, _INTO[q] gives the slides into q that close no mill
+# and the (plain) slides that close one -- a slide p -> q closes the mill
+# through q that does not contain p (a slide never closes the mill it moves
+# along), so the rest of the board never needs looking at.
+def _into_table(q: int) -> tuple[int, dict[int, tuple[list[str], list[str]]]]:
+    mills = MILLS_AT[q]
+    relevant = 0
+    for p in ADJ_INDEX[q]:
+        relevant |= 1 << p
+    for m in mills:
+        relevant |= m ^ 1 << q
+    table = {}
+    subsets = [0]
+    for i in _indices(relevant):
+        subsets += [s | 1 << i for s in subsets]
+    for own in subsets:
+        quiet, closing = [], []
+        for p in ADJ_INDEX[q]:
+            if own >> p & 1:
+                partners = next(m for m in mills if not m >> p & 1) ^ 1 << q
+                (closing if own & partners == partners else quiet).append(_SLIDE[p][q])
+        table[own] = (quiet, closing)
+    return relevant, table
+
+
+_INTO: tuple[tuple[int, dict[int, tuple[list[str], list[str]]]], ...] = tuple(
+    _into_table(q) for q in range(24))
 
 assert all(set(ADJ_INDEX[q]) == set(_ring_neighbours(q)) | (
     {q - 8} if q >= 8 and q % 2 else set()) | ({q + 8} if q < 16 and q % 2 else set())
     for q in range(24)), "the bit layout does not match the mills"
 
 
-def _expand(moves: list[str], closing: list[str], opp: int) -> list[str]:
-    """Replace each mill-closing move by one move per removable piece (§4)."""
-    if not opp:  # nothing on the board to remove: the move stays plain
+def _with_removals(moves: list[str], closing: list[str], opp: int) -> list[str]:
+    """Add to ``moves`` each mill-closing move once per removable piece (§4)."""
+    if not opp:  # nothing on the board to remove: the moves stay plain
+        moves += closing
         return moves
     t = opp & opp >> 8 & opp >> 16 & _MIDS
     targets = opp & ~(_INMILL0[opp & 255] | _INMILL1[opp >> 8 & 255] | _INMILL2[opp >> 16]
@@ -269,13 +297,17 @@ def _expand(moves: list[str], closing: list[str], opp: int) -> list[str]:
     pick = itemgetter(*(_IDX0[targets & 255] + _IDX1[targets >> 8 & 255] + _IDX2[targets >> 16]))
     if targets & targets - 1:
         for plain in closing:
-            moves.remove(plain)
             moves += pick(_REMOVALS[plain])
     else:
         for plain in closing:
-            moves.remove(plain)
             moves.append(pick(_REMOVALS[plain]))
     return moves
+
+
+#: A point's bit -> (relevant, table) of ``_INTO``; a placement's move string.
+_INTO_AT: dict[int, tuple[int, dict[int, tuple[list[str], list[str]]]]] = {
+    1 << q: _INTO[q] for q in range(24)}
+_PLACE_AT: dict[int, str] = {1 << q: LAYOUT[q] for q in range(24)}
 
 
 def generate(own: int, opp: int, in_hand: int) -> list[str]:
@@ -283,23 +315,23 @@ def generate(own: int, opp: int, in_hand: int) -> list[str]:
     whether the game is over (§3-§5)."""
     empty = FULL ^ own ^ opp
     if in_hand:
-        moves = _PLACE0[empty & 255] + _PLACE1[empty >> 8 & 255] + _PLACE2[empty >> 16]
         if own & own - 1:  # two pieces or more: a placement may close a mill
-            a = own & _MIDS
-            b = own >> 8 & _MIDS
-            c = own >> 16 & _MIDS
             pairs = (_PAIRS0[own & 255] | _PAIRS1[own >> 8 & 255] | _PAIRS2[own >> 16]
-                     | b & c | (a & c) << 8 | (a & b) << 16) & empty
+                     | (own >> 8 & own >> 16 & _MIDS) | (own & own >> 16 & _MIDS) << 8 | (own & own >> 8 & _MIDS) << 16) & empty
             if pairs:
-                return _expand(moves, _PLACE0[pairs & 255] + _PLACE1[pairs >> 8 & 255]
-                               + _PLACE2[pairs >> 16], opp)
-        return moves
+                empty ^= pairs
+                closing = []
+                while pairs:
+                    low = pairs & -pairs
+                    closing.append(_PLACE_AT[low])
+                    pairs ^= low
+                return _with_removals(
+                    [*_PLACE0[empty & 255], *_PLACE1[empty >> 8 & 255], *_PLACE2[empty >> 16]],
+                    closing, opp)
+        return [*_PLACE0[empty & 255], *_PLACE1[empty >> 8 & 255], *_PLACE2[empty >> 16]]
     # Completion points: only a move onto one can close a mill.
-    a = own & _MIDS
-    b = own >> 8 & _MIDS
-    c = own >> 16 & _MIDS
     pairs = (_PAIRS0[own & 255] | _PAIRS1[own >> 8 & 255] | _PAIRS2[own >> 16]
-             | b & c | (a & c) << 8 | (a & b) << 16) & empty
+             | (own >> 8 & own >> 16 & _MIDS) | (own & own >> 16 & _MIDS) << 8 | (own & own >> 8 & _MIDS) << 16) & empty
     if own.bit_count() == 3:  # flying (§5)
         moves = []
         for p in _IDX0[own & 255] + _IDX1[own >> 8 & 255] + _IDX2[own >> 16]:
@@ -312,22 +344,36 @@ def generate(own: int, opp: int, in_hand: int) -> list[str]:
                 for m in MILLS_AT[q]:
                     partners = m ^ 1 << q
                     if own & partners == partners:
-                        closing.append(_SLIDE[(own ^ partners).bit_length() - 1][q])
-            return _expand(moves, closing, opp)
+                        plain = _SLIDE[(own ^ partners).bit_length() - 1][q]
+                        moves.remove(plain)
+                        closing.append(plain)
+            return _with_removals(moves, closing, opp)
         return moves
-    moves = (_RING0[(own & 255) << 8 | empty & 255] + _RING1[own & 0xFF00 | empty >> 8 & 255]
-             + _RING2[own >> 8 & 0xFF00 | empty >> 16]
-             + _RADIAL01[own & 0xAAAA | (empty & 0xAAAA) >> 1]
-             + _RADIAL12[own >> 8 & 0xAAAA | empty >> 9 & 0x5555])
     if pairs:
-        closing = []
-        for q in _IDX0[pairs & 255] + _IDX1[pairs >> 8 & 255] + _IDX2[pairs >> 16]:
-            for pbit, partners, plain in _CLOSE_BY_SLIDE[q]:
-                if own & pbit and own & partners == partners:
-                    closing.append(plain)
-        if closing:
-            return _expand(moves, closing, opp)
-    return moves
+        empty ^= pairs  # the slides into completion points come below
+        moves = [*_RING0[(own & 255) << 8 | empty & 255], *_RING1[own & 0xFF00 | empty >> 8 & 255],
+                 *_RING2[own >> 8 & 0xFF00 | empty >> 16],
+                 *_RADIAL01[own & 0xAAAA | (empty & 0xAAAA) >> 1],
+                 *_RADIAL12[own >> 8 & 0xAAAA | empty >> 9 & 0x5555]]
+        closing = None
+        while pairs:
+            low = pairs & -pairs
+            relevant, table = _INTO_AT[low]
+            quiet, closes = table[own & relevant]
+            moves += quiet
+            if closes:
+                if closing is None:
+                    closing = closes
+                else:
+                    closing = closing + closes
+            pairs ^= low
+        if closing is not None:
+            return _with_removals(moves, closing, opp)
+        return moves
+    return [*_RING0[(own & 255) << 8 | empty & 255], *_RING1[own & 0xFF00 | empty >> 8 & 255],
+            *_RING2[own >> 8 & 0xFF00 | empty >> 16],
+            *_RADIAL01[own & 0xAAAA | (empty & 0xAAAA) >> 1],
+            *_RADIAL12[own >> 8 & 0xAAAA | empty >> 9 & 0x5555]]
 
 
 # --- Positions -----------------------------------------------------------------
@@ -380,38 +426,56 @@ class MorrisPosition(Position):
             move = canonical
         src, dst, removed = _DECODE[move]
         # The child sees the board from the other side: its "own" is our "opp".
+        # This is the hot path of every playout and search, so it is written
+        # out per kind of move, with the verdict of §7 worked out in order.
         child = _new(MorrisPosition)
-        child._black = black = self._black ^ 1
-        child._ply = self._ply + 1
         child._own = own = self._opp ^ removed
         child._own_hand = hand = self._opp_hand
-        repeated = False
-        if src:
-            child._opp = opp = self._own ^ src ^ dst
-            child._opp_hand = 0
-            if removed:
-                quiet = 0
-                history = None  # nothing before a removal can recur
-            else:
-                # Counted only once neither side has pieces in hand (§6).
-                quiet = 0 if hand else self._quiet + 1
-                history = self._history
-                if history is None:
-                    history = (self._own | self._opp << 24 | self._black << 48,)
-                history += (own | opp << 24 | black << 48,)
-                repeated = len(history) > 8 and history.count(history[-1]) > 2
-        else:
+        child._black = black = self._black ^ 1
+        child._ply = self._ply + 1
+        if not src:  # a placement: nothing before it can recur, the counter stays 0
             child._opp = opp = self._own | dst
             child._opp_hand = self._own_hand - 1
-            quiet = 0
-            history = None  # nothing before a placement can recur
-        child._quiet = quiet
-        child._history = history
-        # The verdict after the move, in the order of §7.
-        if removed and own.bit_count() + hand < 3:
-            child._outcome = _FEWER_THAN_THREE[black]
-            child._moves = []
+            child._quiet = 0
+            child._history = None
+            if removed and own.bit_count() + hand < 3:
+                child._outcome = _FEWER_THAN_THREE[black]
+                child._moves = []
+                return child
+            if hand and not own & own - 1:  # placing, no mill possible: generate() inlined
+                empty = FULL ^ own ^ opp
+                child._moves = [*_PLACE0[empty & 255], *_PLACE1[empty >> 8 & 255],
+                                *_PLACE2[empty >> 16]]
+                child._outcome = None
+                return child
+            moves = generate(own, opp, hand)
+            if moves:
+                child._outcome = None
+            else:
+                child._outcome = _BLOCKED[black]
+            child._moves = moves
             return child
+        child._opp = opp = self._own ^ src ^ dst
+        child._opp_hand = 0
+        if removed:  # nothing before a removal can recur
+            child._quiet = quiet = 0
+            child._history = None
+            if own.bit_count() + hand < 3:
+                child._outcome = _FEWER_THAN_THREE[black]
+                child._moves = []
+                return child
+            repeated = False
+        else:
+            # Counted only once neither side has pieces in hand (§6).
+            child._quiet = quiet = 0 if hand else self._quiet + 1
+            key = own | opp << 24 | black << 48
+            history = self._history
+            if history is None:
+                history = (self._own | self._opp << 24 | self._black << 48, key)
+            else:
+                history += (key,)
+            child._history = history
+            repeated = len(history) > 8 and history.count(key) > 2
         moves = generate(own, opp, hand)
         if not moves:
             child._outcome = _BLOCKED[black]

@@ -1,0 +1,115 @@
+"""``arbiter play``: one game between two engines, shown live."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import List, Optional
+
+import trio
+import typer
+
+from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
+from arbiter.engine import EngineConfig, EngineStartError
+from arbiter.enginespec import (
+    DEFAULT_ENGINES_FILE,
+    EngineSpecError,
+    load_engines_file,
+    parse_engine_spec,
+)
+from arbiter.games import GameError, Position, get_game, split_moves
+from arbiter.match import DEFAULT_TC, GameRecord, MoveRecord, play_engines
+
+from .app import app, fail
+
+#: exit status when the game could not be played (an engine failed to start)
+EXIT_NOT_PLAYED = 1
+
+
+def load_engine_configs(specs: List[str], engines_file: Optional[str]) -> list[EngineConfig]:
+    """Parse ``--engine`` SPECs against the engines file; ``fail()`` on a bad one.
+
+    Shared with the other commands that take engine specs."""
+    path = engines_file
+    if path is None and os.path.exists(DEFAULT_ENGINES_FILE):
+        path = DEFAULT_ENGINES_FILE
+    try:
+        engines = load_engines_file(path) if path is not None else None
+        return [parse_engine_spec(spec, engines, path) for spec in specs]
+    except EngineSpecError as exc:
+        fail(str(exc))
+
+
+def _describe_move(ply: int, record: MoveRecord) -> str:
+    parts = [f"{ply:>4}. {record.color:<5} {record.move:<10} {record.time_ms / 1000:7.3f} s"]
+    if record.clock_ms is not None:
+        parts.append(f"clock {record.clock_ms / 1000:.3f} s")
+    if record.score is not None:
+        parts.append(record.score)
+    if record.depth is not None:
+        parts.append(f"depth {record.depth}")
+    if record.nodes is not None:
+        parts.append(f"nodes {record.nodes}")
+    return "  ".join(parts)
+
+
+@app.command()
+def play(
+    game: str = typer.Argument(..., help="troll, atoll, morris or talisman"),
+    engine: List[str] = typer.Option(
+        ..., "--engine", "-e",
+        help="engine SPEC, twice (first plays White): cmd=... [name=... arg=... dir=... "
+             "option.NAME=VALUE tc=... timemargin=...] or a NAME from the engines file"),
+    engines_file: Optional[str] = typer.Option(
+        None, "--engines", help=f"TOML file of [engines.NAME] tables (default: ./{DEFAULT_ENGINES_FILE} if present)"),
+    tc: str = typer.Option(DEFAULT_TC, "--tc",
+                           help="time control: 40/60+0.5, 60+0.5, st=2, depth=N, nodes=N, inf"),
+    timemargin: int = typer.Option(0, "--timemargin", min=0, help="ms an engine may overstep its time"),
+    fen: Optional[str] = typer.Option(None, "--fen", help="start from this position string"),
+    moves: Optional[str] = typer.Option(None, "--moves", help='opening moves played before the engines take over'),
+    maxplies: Optional[int] = typer.Option(None, "--maxplies", min=1,
+                                           help="adjudicate after N plies (scores decide, else a draw)"),
+    stall: float = typer.Option(DEFAULT_STALL_MS / 1000, "--stall", min=0.001,
+                                help="seconds a search without a clock may last before `stop`"),
+    log: Optional[str] = typer.Option(None, "--log", help="write each engine's full I/O log into DIR"),
+    as_json: bool = typer.Option(False, "--json", help="print the full game record as JSON (nothing else)"),
+) -> None:
+    """Play one game between two engines, each move shown as it is played."""
+    if len(engine) != 2:
+        fail(f"play needs exactly two --engine options (got {len(engine)})")
+    try:
+        the_game = get_game(game)
+        opening = split_moves(moves)
+        the_game.position(fen, opening)
+        time_control = TimeControl.parse(tc)
+    except (GameError, TimeControlError) as exc:
+        fail(str(exc))
+    white, black = load_engine_configs(engine, engines_file)
+
+    def on_move(record: MoveRecord, position: Position) -> None:
+        if not as_json:
+            typer.echo(_describe_move(position.ply, record))
+
+    if not as_json:
+        typer.echo(f"{the_game.name}: {white.label} (White) vs {black.label} (Black), tc {time_control}")
+        if fen or opening:
+            typer.echo(f"opening: {fen or 'startpos'}{' moves ' + ' '.join(opening) if opening else ''}")
+
+    async def run() -> GameRecord:
+        return await play_engines(
+            the_game, white, black, log_dir=log, fen=fen, opening_moves=opening, tc=time_control,
+            timemargin_ms=timemargin, maxplies=maxplies, stall_ms=max(1, round(stall * 1000)),
+            on_move=on_move)
+
+    try:
+        record = trio.run(run)
+    except EngineStartError as exc:
+        fail(f"handshake-failure: {exc}; the game was not played", EXIT_NOT_PLAYED)
+    except KeyboardInterrupt:
+        print("arbiter: interrupted; engines stopped", file=sys.stderr)
+        raise typer.Exit(130)
+    if as_json:
+        typer.echo(json.dumps(record.to_dict(), indent=2))
+        return
+    typer.echo(f"result: {record.result} ({record.termination}): {record.termination_detail}")

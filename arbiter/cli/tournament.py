@@ -1,0 +1,371 @@
+"""Run commands: ``tournament``, ``match``, ``standings``, ``demo`` (specs/tournament.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, List, Optional
+
+import trio
+import typer
+from rich.console import Console
+
+from arbiter.engine import EngineConfig
+from arbiter.enginespec import (
+    DEFAULT_ENGINES_FILE,
+    EngineSpecError,
+    load_engines_file,
+    parse_engine_spec,
+)
+from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings
+from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, Store, StoreError
+from arbiter.tournament import (
+    ConfigError,
+    RunResult,
+    Tournament,
+    TournamentConfig,
+    config_from_settings,
+    load_config_file,
+    merge_settings,
+    open_tournament,
+    tournament_standings,
+)
+
+from .app import app, fail
+
+#: exit statuses of a run (specs/tournament.md §Exit status)
+EXIT_ABORTED = 1
+EXIT_INTERRUPTED = 130
+
+#: the settings that define a tournament (not allowed with --resume)
+DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "order", "seed",
+            "random_plies", "tc", "timemargin", "maxplies", "stall", "sprt", "name")
+
+
+def _open_store(db: str, readonly: bool = False) -> Store:
+    try:
+        return Store(db, readonly=readonly)
+    except StoreError as exc:
+        fail(str(exc))
+
+
+def _engine_tables(config_file: str | None, engines_file: str | None) -> tuple[dict, str | None]:
+    """Engines defined by name: the config file's [engines.NAME] tables, the
+    --engines file (or ./engines.toml), in that order of precedence."""
+    tables: dict[str, EngineConfig] = {}
+    where = None
+    path = engines_file
+    if path is None and os.path.exists(DEFAULT_ENGINES_FILE):
+        path = DEFAULT_ENGINES_FILE
+    try:
+        if path is not None:
+            tables.update(load_engines_file(path))
+            where = path
+        if config_file is not None:
+            tables.update(load_engines_file(config_file))
+            where = config_file if where is None else f"{where} or {config_file}"
+    except EngineSpecError as exc:
+        fail(str(exc))
+    return tables, where
+
+
+def _parse_specs(specs: List[str], config_file: str | None, engines_file: str | None
+                 ) -> list[EngineConfig]:
+    tables, where = _engine_tables(config_file, engines_file)
+    try:
+        return [parse_engine_spec(spec, tables or None, where) for spec in specs]
+    except EngineSpecError as exc:
+        fail(str(exc))
+
+
+def _display(plain: bool, as_json: bool):
+    """Live display: rich on a terminal, lines otherwise; on stderr with --json
+    (stdout then holds only the JSON)."""
+    if as_json:
+        return LineDisplay(sys.stderr)
+    if plain or not sys.stdout.isatty():
+        return LineDisplay()
+    return RichDisplay(Console())
+
+
+def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool,
+         as_json: bool) -> RunResult:
+    tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json),
+                            handle_signals=True)
+    try:
+        return trio.run(tournament.run)
+    except KeyboardInterrupt:  # a second Ctrl-C during the clean stop
+        print("arbiter: interrupted again; stopped", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
+    tournament = store.tournament(tournament_id)
+    assert tournament is not None
+    standings = tournament_standings(store, tournament)
+    if as_json:
+        typer.echo(json.dumps(_standings_json(tournament, standings), indent=2))
+    else:
+        print_standings(make_console(), standings, tournament)
+
+
+def _exit_for(result: RunResult) -> None:
+    if result.status == ABORTED:
+        print(f"arbiter: error: tournament {result.tournament_id} aborted: {result.note}",
+              file=sys.stderr)
+        raise typer.Exit(EXIT_ABORTED)
+    if result.status == INTERRUPTED:
+        print(f"arbiter: tournament {result.tournament_id} interrupted after "
+              f"{result.done}/{result.total} games; run the same command (or --resume "
+              f"{result.tournament_id}) to continue", file=sys.stderr)
+        raise typer.Exit(EXIT_INTERRUPTED)
+
+
+def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_json: bool,
+               resume_id: int | None = None) -> None:
+    """Find or create the tournament, play what is left, print the standings."""
+    with _open_store(db) as store:
+        if resume_id is not None:
+            tournament_id, how = resume_id, "resume"
+            row = store.tournament(resume_id)
+            assert row is not None
+            if row["status"] == FINISHED:
+                how = "finished"
+        else:
+            tournament_id, how = open_tournament(store, config, new=new)
+        if how == "finished":
+            print(f"arbiter: tournament {tournament_id} ({config.name}) is already finished in "
+                  f"{db}; nothing to play (add --new to play it again)", file=sys.stderr)
+        else:
+            if how == "resume":
+                print(f"arbiter: resuming tournament {tournament_id} ({config.name}) in {db}",
+                      file=sys.stderr)
+            result = _run(store, config, tournament_id, plain, as_json)
+            if result.status in (ABORTED, INTERRUPTED):
+                _summary(store, tournament_id, as_json)
+                _exit_for(result)
+        _summary(store, tournament_id, as_json)
+
+
+def _build(config_file: Optional[str], engine_specs: Optional[List[str]],
+           engines_file: Optional[str], flags: dict[str, Any]) -> TournamentConfig:
+    """File values, overridden by flags, into a checked configuration (exit 2 if bad)."""
+    try:
+        file_values = load_config_file(config_file) if config_file else {}
+        engines_file = engines_file or file_values.get("engines_file")
+        if engine_specs:
+            engines = _parse_specs(engine_specs, config_file, engines_file)
+        else:
+            engines = file_values.get("engine") or []
+        settings = merge_settings(file_values, flags)
+        return config_from_settings(settings, engines)
+    except ConfigError as exc:
+        fail(str(exc) if not config_file or config_file in str(exc) else f"{config_file}: {exc}")
+
+
+def _resume_config(db: str, resume: int, flags: dict[str, Any]) -> TournamentConfig:
+    given = [key for key in DEFINING if flags.get(key) is not None]
+    if given:
+        fail(f"--resume {resume} plays the stored configuration of tournament {resume}; "
+             f"drop --{given[0].replace('_', '-')}")
+    with _open_store(db, readonly=True) as store:
+        row = store.tournament(resume)
+    if row is None:
+        fail(f"{db}: no tournament {resume}")
+    if row.get("format") not in ("round-robin", "gauntlet") or "engines" not in row["config"]:
+        fail(f"{db}: tournament {resume} ({row['name']}) was not made by `arbiter tournament` "
+             "and cannot be resumed")
+    config = TournamentConfig.from_dict(row["config"])
+    for key, attribute in (("concurrency", "concurrency"), ("restart", "restart"),
+                           ("pgn", "pgn"), ("log", "log_dir")):
+        if flags.get(key) is not None:
+            setattr(config, attribute, flags[key])
+    return config
+
+
+# --------------------------------------------------------------------------
+# Options shared by `tournament` and `match`
+# --------------------------------------------------------------------------
+
+_GAMES_HELP = "games per pairing per round (default 2; colours alternate, game pairs share an opening)"
+
+
+@app.command()
+def tournament(
+    config_file: Optional[str] = typer.Argument(None, metavar="CONFIG.toml",
+                                                help="a tournament file; flags override it"),
+    engine: Optional[List[str]] = typer.Option(
+        None, "--engine", "-e", help="engine SPEC, one per engine: cmd=... \\[name=... option.N=V "
+        "tc=...] or a NAME from the engines file"),
+    engines_file: Optional[str] = typer.Option(None, "--engines", help="TOML file of \\[engines.NAME] tables"),
+    game: Optional[str] = typer.Option(None, "--game", "-g", help="troll, atoll, morris or talisman"),
+    format: Optional[str] = typer.Option(None, "--format", help="round-robin (default) or gauntlet"),
+    games: Optional[int] = typer.Option(None, "--games", help=_GAMES_HELP),
+    rounds: Optional[int] = typer.Option(None, "--rounds", help="rounds (default 1)"),
+    openings: Optional[str] = typer.Option(None, "--openings", help="openings file: a position string or moves per line"),
+    order: Optional[str] = typer.Option(None, "--order", help="openings order: sequential (default) or random"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="seed for --order random and --random-plies (default 0)"),
+    random_plies: Optional[int] = typer.Option(None, "--random-plies", help="open each game pair with N random legal plies"),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
+    restart: Optional[bool] = typer.Option(None, "--restart/--reuse", help="start fresh engine processes for every game (default: reuse with uginewgame)"),
+    tc: Optional[str] = typer.Option(None, "--tc", help="time control: 40/60+0.5, 60+0.5, st=2, depth=N, nodes=N, inf"),
+    timemargin: Optional[int] = typer.Option(None, "--timemargin", help="ms an engine may overstep its time"),
+    maxplies: Optional[int] = typer.Option(None, "--maxplies", help="adjudicate after N plies"),
+    stall: Optional[float] = typer.Option(None, "--stall", help="seconds a search without a clock may last"),
+    sprt: Optional[str] = typer.Option(None, "--sprt", help="'elo0=0 elo1=5 alpha=0.05 beta=0.05' (two engines)"),
+    name: Optional[str] = typer.Option(None, "--name", help="the tournament's name"),
+    db: Optional[str] = typer.Option(None, "--db", help=f"results database (default ./{DEFAULT_DB})"),
+    resume: Optional[int] = typer.Option(None, "--resume", help="continue tournament ID of the database"),
+    new: bool = typer.Option(False, "--new", help="start a new tournament even if one with this configuration exists"),
+    pgn: Optional[str] = typer.Option(None, "--pgn", help="append each finished game to this record file"),
+    log: Optional[str] = typer.Option(None, "--log", help="write each engine's I/O log into DIR"),
+    plain: bool = typer.Option(False, "--plain", help="one line per game even on a terminal"),
+    as_json: bool = typer.Option(False, "--json", help="print the final standings as JSON"),
+) -> None:
+    """Run a tournament (round-robin or gauntlet), resumable, into the database."""
+    flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
+                 order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
+                 restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
+                 sprt=sprt, name=name, pgn=pgn, log=log, engine=engine or None)
+    _check_numbers(flags)
+    file_db = None
+    if resume is not None:
+        if config_file:
+            fail("give either a config file or --resume ID, not both")
+        config = _resume_config(db or DEFAULT_DB, resume, flags)
+    else:
+        flags.pop("engine")
+        config = _build(config_file, engine, engines_file, flags)
+        if config_file:
+            file_db = load_config_file(config_file).get("db")
+    run_config(config, db or file_db or DEFAULT_DB, new=new, plain=plain, as_json=as_json,
+               resume_id=resume)
+
+
+def _check_numbers(flags: dict[str, Any]) -> None:
+    for key, low in (("games", 1), ("rounds", 1), ("concurrency", 1), ("random_plies", 0),
+                     ("timemargin", 0), ("maxplies", 1)):
+        value = flags.get(key)
+        if value is not None and value < low:
+            fail(f"--{key.replace('_', '-')} must be at least {low}, not {value}")
+    if flags.get("stall") is not None and flags["stall"] <= 0:
+        fail("--stall must be more than 0 seconds")
+
+
+@app.command()
+def match(
+    game: str = typer.Argument(..., help="troll, atoll, morris or talisman"),
+    first: str = typer.Argument(..., metavar="A", help="engine SPEC (or NAME from the engines file)"),
+    second: str = typer.Argument(..., metavar="B", help="engine SPEC (or NAME from the engines file)"),
+    engines_file: Optional[str] = typer.Option(None, "--engines", help="TOML file of \\[engines.NAME] tables"),
+    games: Optional[int] = typer.Option(None, "--games", help="games per round (default 2, or 10000 with --sprt)"),
+    rounds: Optional[int] = typer.Option(None, "--rounds", help="rounds (default 1)"),
+    openings: Optional[str] = typer.Option(None, "--openings", help="openings file"),
+    order: Optional[str] = typer.Option(None, "--order", help="sequential (default) or random"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="seed (default 0)"),
+    random_plies: Optional[int] = typer.Option(None, "--random-plies", help="N random plies per game pair"),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
+    restart: Optional[bool] = typer.Option(None, "--restart/--reuse", help="fresh processes for every game"),
+    tc: Optional[str] = typer.Option(None, "--tc", help="time control"),
+    timemargin: Optional[int] = typer.Option(None, "--timemargin", help="ms"),
+    maxplies: Optional[int] = typer.Option(None, "--maxplies", help="adjudicate after N plies"),
+    stall: Optional[float] = typer.Option(None, "--stall", help="seconds"),
+    sprt: Optional[str] = typer.Option(None, "--sprt", help="'elo0=0 elo1=5 alpha=0.05 beta=0.05'"),
+    name: Optional[str] = typer.Option(None, "--name", help="the match's name"),
+    db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
+    new: bool = typer.Option(False, "--new", help="a new match even if this one exists"),
+    pgn: Optional[str] = typer.Option(None, "--pgn", help="append each game to this record file"),
+    log: Optional[str] = typer.Option(None, "--log", help="engine I/O logs into DIR"),
+    plain: bool = typer.Option(False, "--plain", help="one line per game"),
+    as_json: bool = typer.Option(False, "--json", help="final standings as JSON"),
+) -> None:
+    """A match between two engines (a two-engine tournament; SPRT optional)."""
+    if games is None and sprt is not None:
+        games = 10000
+    flags = dict(game=game, format="round-robin", games=games, rounds=rounds, openings=openings,
+                 order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
+                 restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
+                 sprt=sprt, pgn=pgn, log=log,
+                 name=name or f"{game.strip().lower()} match")
+    _check_numbers(flags)
+    config = _build(None, [first, second], engines_file, flags)
+    run_config(config, db, new=new, plain=plain, as_json=as_json)
+
+
+def _standings_json(tournament: dict[str, Any], standings) -> dict[str, Any]:
+    data = {"tournament": {key: tournament.get(key) for key in (
+        "id", "name", "game", "format", "status", "note", "total_games", "created", "updated")}}
+    data["tournament"]["done"] = standings.games
+    data.update(standings.to_json())
+    return data
+
+
+@app.command()
+def standings(
+    db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
+    tournament_id: Optional[int] = typer.Option(None, "--tournament", "-t", help="tournament ID (default: the latest)"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable"),
+    list_all: bool = typer.Option(False, "--list", help="list the tournaments of the database"),
+) -> None:
+    """Standings of a tournament, also while it is running."""
+    with _open_store(db, readonly=True) as store:
+        if list_all:
+            rows = store.tournaments()
+            if as_json:
+                typer.echo(json.dumps([{k: r[k] for k in ("id", "name", "game", "format", "status",
+                                                          "total_games", "created")}
+                                       | {"done": store.count_games(r["id"])} for r in rows], indent=2))
+            else:
+                for r in rows:
+                    typer.echo(f"{r['id']:>4}  {r['name']:<30} {r['game']:<9} "
+                               f"{store.count_games(r['id'])}/{r['total_games']} games  {r['status']}")
+            return
+        tournament = (store.tournament(tournament_id) if tournament_id is not None
+                      else store.latest_tournament())
+        if tournament is None:
+            fail(f"{db}: no tournament {tournament_id}" if tournament_id is not None
+                 else f"{db}: no tournaments yet")
+        table = tournament_standings(store, tournament)
+    if as_json:
+        typer.echo(json.dumps(_standings_json(tournament, table), indent=2))
+    else:
+        print_standings(make_console(), table, tournament)
+
+
+# --------------------------------------------------------------------------
+# The demo: the README's main job
+# --------------------------------------------------------------------------
+
+#: the demo (specs/tournament.md §Demo): a round-robin of the three sample
+#: engines on Troll, about a minute on two cores
+DEMO_GAME = "troll"
+DEMO_ENGINES = (
+    "cmd='{py} -m sample_engines.mcts' name=mcts",
+    "cmd='{py} -m sample_engines.greedy' name=greedy",
+    "cmd='{py} -m sample_engines.random' name=random",
+)
+DEMO_SETTINGS = dict(games=6, rounds=1, random_plies=2, tc="20+0.2", concurrency=2,
+                     name="demo")
+
+
+@app.command()
+def demo(
+    db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
+    plain: bool = typer.Option(False, "--plain", help="one line per game"),
+) -> None:
+    """A short round-robin of the sample engines into ./arbiter.db, then the standings.
+
+    Running it again resumes an unfinished demo, or plays a new one."""
+    specs = [spec.format(py=sys.executable) for spec in DEMO_ENGINES]
+    engines = [parse_engine_spec(spec) for spec in specs]
+    try:
+        config = config_from_settings({"game": DEMO_GAME, **DEMO_SETTINGS}, engines)
+    except ConfigError as exc:  # pragma: no cover - a bug in the constants above
+        fail(str(exc))
+    with _open_store(db) as store:
+        existing = store.find_tournament(config.identity())
+        new = existing is None or existing["status"] == FINISHED
+    typer.echo(f"demo: a round-robin of the sample engines (mcts, greedy, random) on {DEMO_GAME}, "
+               f"{len(config.schedule())} games, tc {config.tc}, into {db}")
+    run_config(config, db, new=new, plain=plain, as_json=False)

@@ -1,0 +1,223 @@
+"""Engine specifications: cutechess-style ``key=value`` strings and TOML files.
+
+A SPEC on the command line is either cutechess-cli style::
+
+    cmd="python3 -m sample_engines.mcts" name=mcts option.iterations=400 tc=10+0.1
+
+or the name of an engine defined in a TOML file (``--engines FILE``, default
+``engines.toml`` when present), optionally followed by overrides::
+
+    mcts tc=st=1 option.iterations=100
+
+The TOML file holds one table per engine::
+
+    [engines.mcts]
+    cmd = "python3 -m sample_engines.mcts"
+    args = []                     # appended to cmd
+    dir = "."                     # working directory (relative to this file)
+    env = { MCTS_DEBUG = "1" }    # added to the environment
+    options = { iterations = 400, seed = 7 }
+    tc = "10+0.1"                 # this engine's time control
+    timemargin = 50               # ms
+
+Other top-level tables are ignored (a tournament file may hold engines too).
+Every error is a :class:`EngineSpecError` whose message names the spec or
+the file and table at fault (``specs/match.md`` §Engine specs).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shlex
+import tomllib
+from typing import Any
+
+from arbiter.clock import TimeControl, TimeControlError
+from arbiter.engine import EngineConfig
+
+__all__ = ["EngineSpecError", "parse_engine_spec", "load_engines_file", "DEFAULT_ENGINES_FILE"]
+
+DEFAULT_ENGINES_FILE = "engines.toml"
+
+SPEC_KEYS = "cmd, name, arg, dir, option.NAME, env.NAME, tc, timemargin, conf"
+TOML_KEYS = ("cmd", "name", "args", "dir", "env", "options", "tc", "timemargin")
+
+
+class EngineSpecError(ValueError):
+    """A bad engine spec or engines file; the message says what and where."""
+
+
+def _option_value(value: Any, where: str) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    raise EngineSpecError(f"{where}: option values must be strings, numbers or booleans, not {value!r}")
+
+
+def _check_tc(text: str, where: str) -> str:
+    try:
+        return str(TimeControl.parse(text))
+    except TimeControlError as exc:
+        raise EngineSpecError(f"{where}: {exc}") from None
+
+
+def _timemargin(value: Any, where: str) -> int:
+    try:
+        number = int(value) if not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        number = None
+    if number is None or number < 0 or (isinstance(value, float) and value != number):
+        raise EngineSpecError(f"{where}: timemargin must be a whole number of ms >= 0, not {value!r}")
+    return number
+
+
+def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
+                      engines_file: str | None = None) -> EngineConfig:
+    """An :class:`EngineConfig` from a SPEC (see the module docstring).
+
+    ``engines`` are the engines of the TOML file (``engines_file`` names it
+    in messages)."""
+    where = f"engine spec {spec!r}"
+    try:
+        words = shlex.split(spec)
+    except ValueError as exc:
+        raise EngineSpecError(f"{where}: {exc}") from None
+    if not words:
+        raise EngineSpecError("empty engine spec: give cmd=... or the name of an engine from an engines file")
+    base: EngineConfig | None = None
+    if "=" not in words[0] and not words[0].startswith("option."):
+        base = _named(words.pop(0), engines, engines_file, where)
+    config = copy.deepcopy(base) if base else EngineConfig(cmd="")
+    for word in words:
+        key, eq, value = word.partition("=")
+        if key == "conf":
+            if base is not None:
+                raise EngineSpecError(f"{where}: conf= given twice")
+            base = _named(value, engines, engines_file, where)
+            config = _merge(copy.deepcopy(base), config)
+            continue
+        if key.startswith("option."):
+            name = key[len("option."):]
+            if not name:
+                raise EngineSpecError(f"{where}: {word!r} has no option name after 'option.'")
+            config.options[name] = value if eq else None  # no '=': a button
+            continue
+        if not eq:
+            raise EngineSpecError(f"{where}: {word!r} is not key=value (keys: {SPEC_KEYS})")
+        if key.startswith("env."):
+            name = key[len("env."):]
+            if not name:
+                raise EngineSpecError(f"{where}: {word!r} has no variable name after 'env.'")
+            config.env[name] = value
+        elif key == "cmd":
+            config.cmd = value
+        elif key == "name":
+            config.name = value or None
+        elif key == "arg":
+            config.args.append(value)
+        elif key == "dir":
+            config.dir = value
+        elif key == "tc":
+            config.tc = _check_tc(value, where)
+        elif key == "timemargin":
+            config.timemargin_ms = _timemargin(value, where)
+        else:
+            raise EngineSpecError(f"{where}: unknown key {key!r} (keys: {SPEC_KEYS})")
+    if not config.cmd.strip():
+        raise EngineSpecError(f"{where}: no cmd= (the command that runs the engine)")
+    try:
+        shlex.split(config.cmd)
+    except ValueError as exc:
+        raise EngineSpecError(f"{where}: bad cmd {config.cmd!r}: {exc}") from None
+    return config
+
+
+def _merge(base: EngineConfig, over: EngineConfig) -> EngineConfig:
+    """``over``'s settings (those given before ``conf=``) on top of ``base``."""
+    if over.cmd:
+        base.cmd = over.cmd
+    base.name = over.name or base.name
+    base.args += over.args
+    base.dir = over.dir or base.dir
+    base.env.update(over.env)
+    base.options.update(over.options)
+    base.tc = over.tc or base.tc
+    base.timemargin_ms = over.timemargin_ms or base.timemargin_ms
+    return base
+
+
+def _named(name: str, engines: dict[str, EngineConfig] | None, engines_file: str | None,
+           where: str) -> EngineConfig:
+    if engines is None:
+        raise EngineSpecError(
+            f"{where}: {name!r} is not key=value and there is no engines file "
+            f"(give cmd=..., or define [engines.{name}] in {DEFAULT_ENGINES_FILE} or --engines FILE)")
+    if name not in engines:
+        known = ", ".join(sorted(engines)) or "none"
+        raise EngineSpecError(f"{where}: no engine {name!r} in {engines_file or 'the engines file'} "
+                              f"(it defines: {known})")
+    return engines[name]
+
+
+def load_engines_file(path: str) -> dict[str, EngineConfig]:
+    """The ``[engines.NAME]`` tables of a TOML file, checked."""
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except OSError as exc:
+        raise EngineSpecError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise EngineSpecError(f"{path}: not valid TOML: {exc}") from None
+    tables = data.get("engines", {})
+    if not isinstance(tables, dict):
+        raise EngineSpecError(f"{path}: 'engines' must be a table of [engines.NAME] tables")
+    base_dir = os.path.dirname(os.path.abspath(path))
+    return {name: _engine_from_table(name, table, path, base_dir) for name, table in tables.items()}
+
+
+def _engine_from_table(name: str, table: Any, path: str, base_dir: str) -> EngineConfig:
+    where = f"{path}: [engines.{name}]"
+    if not isinstance(table, dict):
+        raise EngineSpecError(f"{where} must be a table")
+    for key in table:
+        if key not in TOML_KEYS:
+            raise EngineSpecError(f"{where}: unknown key {key!r} (keys: {', '.join(TOML_KEYS)})")
+
+    def text(key: str) -> str | None:
+        value = table.get(key)
+        if value is not None and not isinstance(value, str):
+            raise EngineSpecError(f"{where}: {key} must be a string, not {value!r}")
+        return value
+
+    cmd = text("cmd")
+    if not cmd or not cmd.strip():
+        raise EngineSpecError(f"{where}: cmd is missing (the command that runs the engine)")
+    try:
+        shlex.split(cmd)
+    except ValueError as exc:
+        raise EngineSpecError(f"{where}: bad cmd {cmd!r}: {exc}") from None
+    args = table.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise EngineSpecError(f"{where}: args must be a list of strings, not {args!r}")
+    env = table.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
+        raise EngineSpecError(f"{where}: env must be a table of strings, not {env!r}")
+    options = table.get("options", {})
+    if not isinstance(options, dict):
+        raise EngineSpecError(f"{where}: options must be a table, not {options!r}")
+    directory = text("dir")
+    if directory is not None:
+        directory = os.path.normpath(os.path.join(base_dir, directory))
+    tc = text("tc")
+    return EngineConfig(
+        cmd=cmd,
+        name=text("name") or name,
+        args=list(args),
+        dir=directory,
+        env=dict(env),
+        options={k: _option_value(v, f"{where}: option {k!r}") for k, v in options.items()},
+        tc=_check_tc(tc, where) if tc is not None else None,
+        timemargin_ms=_timemargin(table.get("timemargin", 0), where),
+    )

@@ -1,0 +1,525 @@
+"""The PGN-like syntax of record files (``specs/records.md``), without games.
+
+Lexing and parsing a record file into :class:`ParsedGame` objects (tags and
+movetext as written, with line numbers), and the small formats both the
+writer and the reader use: tag escaping, move comments like
+``{+0.35/12 0.52s}``, scores and times.  Nothing here knows the rules of a
+game: :mod:`arbiter.records` replays what this module reads.
+
+Reading is lenient where PGN is (hand-written files): move numbers optional
+and unchecked, ``;`` and ``%`` lines, NAGs and ``!?`` marks ignored,
+variations skipped; it is strict where a mistake would change the game:
+tags, comments and variations must be closed, and every game must end with
+a result token (a file cut short is reported, not read as a shorter game).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any, Iterator
+
+from arbiter.games import RESULTS
+
+#: The comment that marks a move of the opening (not played by an engine).
+BOOK_COMMENT = "book"
+
+#: The result token of a game that has not ended (accepted when reading only).
+UNFINISHED = "*"
+
+# --------------------------------------------------------------------------
+# Errors and parsed games
+# --------------------------------------------------------------------------
+
+
+class RecordSyntaxError(ValueError):
+    """A record file that is not well-formed: ``file:line: game N: what``.
+
+    ``resume_line`` (1-based), when set, is where the next game starts for
+    certain (reading goes on there after this error)."""
+
+    def __init__(self, filename: str, line: int, game_number: int, message: str,
+                 resume_line: int | None = None):
+        self.filename = filename
+        self.line = line
+        self.game_number = game_number
+        self.message = message
+        self.resume_line = resume_line
+        super().__init__(f"{filename}:{line}: game {game_number}: {message}")
+
+
+@dataclass
+class ParsedMove:
+    """One move of the movetext as written, before the referee has seen it."""
+
+    text: str  # the move token (annotation marks ``!``/``?`` removed)
+    line: int
+    book: bool = False  # followed by ``{book}``: part of the opening
+    data: "MoveData | None" = None  # eval/depth/time from our comment format
+    comments: list[str] = field(default_factory=list)  # free-text comments
+
+
+@dataclass(frozen=True)
+class MoveData:
+    """What a move comment like ``{+0.35/12 0.52s}`` says."""
+
+    score: str | None  # protocol form: "cp 35", "mate -3", "winprob 0.62"
+    depth: int | None
+    time_ms: int | None
+
+
+@dataclass
+class ParsedGame:
+    """One game of a record file: its tags and movetext, not yet replayed."""
+
+    filename: str
+    number: int  # 1-based position in the file
+    line: int  # where the game starts
+    tags: dict[str, str]
+    tag_lines: dict[str, int]
+    moves: list[ParsedMove]
+    result: str  # the result token ending the movetext
+    result_line: int
+    closing_comment: str | None = None  # e.g. why a non-rule ending happened
+    skipped_variations: int = 0
+    #: the record a JSONL line held (kept whole: it has more than the text)
+    source_record: Any = None
+
+    def where(self, line: int | None = None) -> str:
+        return f"{self.filename}:{line or self.line}: game {self.number}"
+
+
+# --------------------------------------------------------------------------
+# Small formats: tag values, scores, times
+# --------------------------------------------------------------------------
+
+
+def escape_tag_value(value: str) -> str:
+    """PGN escaping: backslash and quote get a backslash; line breaks and
+    other control characters (which a tag line cannot hold) become spaces."""
+    value = "".join(" " if ord(ch) < 32 or ch == "\x7f" else ch for ch in value)
+    return value.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def unescape_tag_value(raw: str) -> str:
+    return re.sub(r"\\(.)", r"\1", raw)
+
+
+def comment_text(text: str) -> str:
+    """Text made safe for a ``{...}`` comment: braces, which PGN comments
+    cannot escape, become parentheses; runs of whitespace one space."""
+    text = text.replace("{", "(").replace("}", ")")
+    return " ".join(text.split())
+
+
+def format_seconds(ms: int) -> str:
+    """Milliseconds as seconds with no trailing zeros: ``520`` -> ``0.52s``."""
+    text = f"{Decimal(ms) / 1000:f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text + "s"
+
+
+def format_score(score: str) -> str:
+    """A protocol score as the record writes it, from the mover's view:
+    ``cp 35`` -> ``+0.35``, ``mate -3`` -> ``-M3``, ``winprob 0.62`` -> ``62%``."""
+    kind, _, value = score.partition(" ")
+    if kind == "cp":
+        cp = int(value)
+        sign = "+" if cp > 0 else "-" if cp < 0 else ""
+        return f"{sign}{abs(cp) // 100}.{abs(cp) % 100:02d}"
+    if kind == "mate":
+        n = int(value)
+        return f"{'-' if n < 0 else '+'}M{abs(n)}"
+    if kind == "winprob":
+        percent = f"{Decimal(value) * 100:f}"
+        if "." in percent:
+            percent = percent.rstrip("0").rstrip(".")
+        return percent + "%"
+    raise ValueError(f"unknown score kind {kind!r}")
+
+
+_SCORE = re.compile(
+    r"^(?:(?P<cp>[+-]?\d+(?:\.\d+)?)|(?P<mate>[+-])M(?P<plies>\d+)|(?P<pct>\d+(?:\.\d+)?)%|(?P<none>\?))$",
+    re.ASCII,
+)
+_TIME = re.compile(r"^(?P<seconds>\d+(?:\.\d+)?)s$", re.ASCII)
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def is_number(text: str) -> bool:
+    """ASCII digits only (``str.isdigit`` also takes ``²``, which int() refuses)."""
+    return _DIGITS.fullmatch(text) is not None
+
+
+def parse_score(text: str) -> str | None:
+    """Inverse of :func:`format_score`; ``?`` (depth without score) is None.
+    Raises ValueError for anything else."""
+    m = _SCORE.match(text)
+    if not m:
+        raise ValueError(f"not a score: {text!r}")
+    if m["none"]:
+        return None
+    if m["cp"] is not None:
+        return f"cp {int((Decimal(m['cp']) * 100).to_integral_value())}"
+    if m["mate"]:
+        n = int(m["plies"])
+        return f"mate {-n if m['mate'] == '-' else n}"
+    # the number as the arbiter writes an engine's winprob (``:g``)
+    return f"winprob {float(Decimal(m['pct']) / 100):g}"
+
+
+def format_move_comment(score: str | None, depth: int | None, time_ms: int) -> str:
+    """``+0.35/12 0.52s``: score[/depth] from the mover's view, then time used."""
+    parts = []
+    if score is not None or depth is not None:
+        evaluation = format_score(score) if score is not None else "?"
+        if depth is not None:
+            evaluation += f"/{depth}"
+        parts.append(evaluation)
+    parts.append(format_seconds(time_ms))
+    return " ".join(parts)
+
+
+def parse_move_comment(text: str) -> MoveData | None:
+    """The data of a comment in our format, or None if it is free text."""
+    words = text.split()
+    if not words or len(words) > 2:
+        return None
+    time = _TIME.match(words[-1])
+    if not time:
+        return None
+    score: str | None = None
+    depth: int | None = None
+    if len(words) == 2:
+        evaluation, slash, depth_text = words[0].partition("/")
+        if slash and not is_number(depth_text):
+            return None
+        try:
+            score = parse_score(evaluation)
+        except (ValueError, InvalidOperation):
+            return None
+        depth = int(depth_text) if slash else None
+        if score is None and depth is None:
+            return None
+    ms = Decimal(time["seconds"]) * 1000
+    if ms != ms.to_integral_value():
+        return None
+    return MoveData(score=score, depth=depth, time_ms=int(ms))
+
+
+# --------------------------------------------------------------------------
+# Reading: lexer and parser
+# --------------------------------------------------------------------------
+
+_TAG = re.compile(r'\[[ \t]*([A-Za-z0-9_]+)[ \t]+"((?:[^"\\\n]|\\.)*)"[ \t]*\]')
+_NUMBER = re.compile(r"^([0-9]+)(\.+)(.*)$")
+_NAG = re.compile(r"^\$[0-9]+$")
+#: a blank line then a tag: inside a comment, the sign of a missing '}'
+_NEXT_GAME = re.compile(r'\n[ \t]*\n[ \t]*\[[A-Za-z0-9_]+[ \t]+"')
+#: what most of a file is made of: symbols (moves, numbers, results, NAGs)
+#: and blanks; every other character is dealt with one by one
+_LEXEME = re.compile(r'(?P<symbol>[^\s{}\[\]();"%]+)|(?P<blank>[^\S\n]+)|(?P<newline>\n)')
+
+
+@dataclass
+class _Token:
+    kind: str  # tag, comment, symbol, number, nag, open, close, result
+    text: str
+    line: int
+    value: str = ""  # tag value
+
+
+class _Lexer:
+    """PGN tokens with line numbers.  Raises RecordSyntaxError (without the
+    game number, filled in by the parser) on text no PGN can contain."""
+
+    def __init__(self, text: str, filename: str, first_line: int = 1):
+        self.text = text
+        self.filename = filename
+        self.pos = 0
+        self.line = first_line
+
+    def error(self, message: str, line: int | None = None,
+              resume_line: int | None = None) -> RecordSyntaxError:
+        return RecordSyntaxError(self.filename, line or self.line, 0, message, resume_line)
+
+    def tokens(self) -> Iterator[_Token]:
+        text = self.text
+        n = len(text)
+        while self.pos < n:
+            m = _LEXEME.match(text, self.pos)
+            kind = m.lastgroup if m else None
+            if kind == "symbol":
+                self.pos = m.end()
+                yield self._symbol(m.group(), self.line)
+                continue
+            if kind == "blank":
+                self.pos = m.end()
+                continue
+            if kind == "newline":
+                self.pos = m.end()
+                self.line += 1
+                continue
+            ch = text[self.pos]
+            if ch == "%":
+                if self.pos and text[self.pos - 1] != "\n":
+                    raise self.error("'%' outside the start of a line (it starts an escape line)")
+                self._skip_line()  # escape line: for other programs, ignored
+            elif ch == ";":
+                self._skip_line()  # rest-of-line comment: ignored
+            elif ch == "{":
+                yield self._comment()
+            elif ch == "[":
+                yield self._tag()
+            elif ch in "()":
+                self.pos += 1
+                yield _Token("open" if ch == "(" else "close", ch, self.line)
+            elif ch == "}":
+                raise self.error("'}' without an opening '{'")
+            elif ch == "]":
+                raise self.error("']' outside a tag")
+            else:
+                raise self.error("a quoted string outside a tag")
+
+    def _skip_line(self) -> None:
+        end = self.text.find("\n", self.pos)
+        self.pos = len(self.text) if end < 0 else end
+
+    def _comment(self) -> _Token:
+        start_line = self.line
+        end = self.text.find("}", self.pos + 1)
+        if end < 0:
+            raise self.error(
+                "comment '{' never closed before the end of the file (truncated file?)", start_line
+            )
+        body = self.text[self.pos + 1 : end]
+        swallowed = _NEXT_GAME.search(body)
+        if swallowed:
+            next_line = start_line + body.count("\n", 0, swallowed.start()) + 2
+            raise self.error(f"comment '{{' not closed before the next game's tags (line "
+                             f"{next_line})", start_line, resume_line=next_line)
+        self.line += body.count("\n")
+        self.pos = end + 1
+        return _Token("comment", " ".join(body.split()), start_line)
+
+    def _tag(self) -> _Token:
+        m = _TAG.match(self.text, self.pos)
+        if m:
+            self.pos = m.end()
+            return _Token("tag", m[1], self.line, unescape_tag_value(m[2]))
+        raise self.error(self._bad_tag_reason())
+
+    def _bad_tag_reason(self) -> str:
+        end = self.text.find("\n", self.pos)
+        line = self.text[self.pos : len(self.text) if end < 0 else end]
+        shown = line if len(line) <= 60 else line[:57] + "..."
+        name = re.match(r"\[[ \t]*([A-Za-z0-9_]*)", line)
+        if not name or not name[1]:
+            why = "a tag needs a name of letters, digits and _ after '['"
+        elif not re.match(r'\[[ \t]*[A-Za-z0-9_]+[ \t]+"', line):
+            why = f"tag {name[1]}: the value must be a quoted string"
+        elif not re.match(r'\[[ \t]*[A-Za-z0-9_]+[ \t]+"(?:[^"\\]|\\.)*"', line):
+            why = f"tag {name[1]}: the value's closing quote is missing"
+        else:
+            why = f"tag {name[1]}: ']' expected after the value"
+        return f"bad tag {shown!r}: {why}"
+
+    def _symbol(self, word: str, line: int) -> _Token:
+        if word in RESULTS or word == UNFINISHED:
+            return _Token("result", word, line)
+        if _NAG.match(word):
+            return _Token("nag", word, line)
+        if word.startswith("$"):
+            raise self.error(f"bad annotation glyph {word!r} (expected $ and digits)", line)
+        if set(word) <= {"."}:
+            return _Token("number", word, line)
+        m = _NUMBER.match(word)
+        if m:
+            return _Token("number", m[1] + m[2], line, value=m[3])  # value: a glued move
+        return _Token("symbol", word, line)
+
+
+def _strip_annotation(move: str) -> str:
+    """``d5!?`` -> ``d5``: suffix annotations are not part of any notation."""
+    return move.rstrip("!?")
+
+
+class _Parser:
+    def __init__(self, text: str, filename: str, first_line: int = 1, number: int = 0):
+        self.filename = filename
+        self.lexer = _Lexer(text, filename, first_line)
+        self.last_line = first_line  # of the last token read
+        self.stream = self.lexer.tokens()
+        self.peeked: _Token | None = None
+        self.number = number
+
+    def next(self) -> _Token | None:
+        if self.peeked is not None:
+            token, self.peeked = self.peeked, None
+            return token
+        try:
+            token = next(self.stream, None)
+        except RecordSyntaxError as exc:
+            raise self.error(exc.line, exc.message, exc.resume_line) from None
+        if token is not None:
+            self.last_line = token.line
+        return token
+
+    def peek(self) -> _Token | None:
+        if self.peeked is None:
+            self.peeked = self.next()
+        return self.peeked
+
+    def error(self, line: int, message: str, resume_line: int | None = None) -> RecordSyntaxError:
+        return RecordSyntaxError(self.filename, line, self.number, message, resume_line)
+
+    def games(self) -> Iterator[ParsedGame]:
+        while True:
+            self.number += 1  # errors while looking for the next game are that game's
+            if self.peek() is None:
+                self.number -= 1
+                return
+            yield self.game()
+
+    def game(self) -> ParsedGame:
+        first = self.peek()
+        assert first is not None
+        tags: dict[str, str] = {}
+        tag_lines: dict[str, int] = {}
+        while (token := self.peek()) is not None and token.kind == "tag":
+            self.next()
+            if token.text in tags:
+                raise self.error(
+                    token.line,
+                    f"tag {token.text} given twice (first on line {tag_lines[token.text]})",
+                )
+            tags[token.text] = token.value
+            tag_lines[token.text] = token.line
+        moves: list[ParsedMove] = []
+        loose_comments: list[str] = []  # before the first move
+        variations = 0
+        while True:
+            token = self.next()
+            if token is None:
+                raise self.error(self.last_line,
+                                 "the file ends before the game's result token (truncated file?)")
+            if token.kind == "result":
+                return self._finish(first.line, tags, tag_lines, moves, loose_comments, token,
+                                    variations)
+            if token.kind == "tag":
+                raise self.error(
+                    token.line,
+                    f"tag {token.text} inside the movetext: the game has no result token "
+                    "(1-0, 0-1, 1/2-1/2 or *) before the next game's tags",
+                    resume_line=token.line)
+            if token.kind == "comment":
+                target = moves[-1].comments if moves else loose_comments
+                target.append(token.text)
+            elif token.kind == "number":
+                if token.value:
+                    moves.append(ParsedMove(_strip_annotation(token.value), token.line))
+            elif token.kind == "symbol":
+                move = _strip_annotation(token.text)
+                if not move:
+                    raise self.error(token.line, f"{token.text!r} is not a move")
+                moves.append(ParsedMove(move, token.line))
+            elif token.kind == "open":
+                self._skip_variation(token)
+                variations += 1
+            elif token.kind == "close":
+                raise self.error(token.line, "')' without an opening '('")
+            # NAGs ($n) are ignored
+
+    def _skip_variation(self, opening: _Token) -> None:
+        """Variations are skipped, not checked (``specs/records.md`` §Reading)."""
+        depth = 1
+        while depth:
+            token = self.next()
+            if token is None:
+                raise self.error(
+                    opening.line, "variation '(' never closed before the end of the file"
+                )
+            if token.kind == "tag":
+                raise self.error(opening.line, "variation '(' never closed before the next "
+                                 f"game's tags (line {token.line})", resume_line=token.line)
+            depth += {"open": 1, "close": -1}.get(token.kind, 0)
+
+    def _finish(self, line, tags, tag_lines, moves, loose_comments, result, variations) -> ParsedGame:
+        for move in moves:
+            _classify_comments(move)
+        closing = None
+        tail = moves[-1].comments if moves else loose_comments
+        if tail:
+            closing = tail.pop()
+        return ParsedGame(
+            filename=self.filename,
+            number=self.number,
+            line=line,
+            tags=tags,
+            tag_lines=tag_lines,
+            moves=moves,
+            result=result.text,
+            result_line=result.line,
+            closing_comment=closing,
+            skipped_variations=variations,
+        )
+
+
+def _classify_comments(move: ParsedMove) -> None:
+    """The first comment in our format (``{book}`` or ``{+0.35/12 0.52s}``)
+    is the move's data; the others stay free text."""
+    for index, text in enumerate(move.comments):
+        if text == BOOK_COMMENT:
+            move.book = True
+        else:
+            data = parse_move_comment(text)
+            if data is None:
+                continue
+            move.data = data
+        del move.comments[index]
+        return
+
+
+def parse_games(text: str, filename: str = "<text>") -> list[ParsedGame]:
+    """Every game of a record file; RecordSyntaxError at the first problem."""
+    return list(_Parser(_normalize(text), filename).games())
+
+
+def read_games(text: str, filename: str = "<text>") -> list[ParsedGame | RecordSyntaxError]:
+    """Like :func:`parse_games`, but a broken game becomes its error and
+    reading resumes at the next game: where the error says the next game
+    starts, else at the next tag line after a blank line."""
+    out: list[ParsedGame | RecordSyntaxError] = []
+    lines = _normalize(text).split("\n")
+    start = 0  # index into lines of the first line still to read
+    number = 0
+    while start < len(lines):
+        parser = _Parser("\n".join(lines[start:]), filename, first_line=start + 1, number=number)
+        try:
+            out.extend(parser.games())
+            break
+        except RecordSyntaxError as exc:
+            out.append(exc)
+            number = parser.number
+            if exc.resume_line is not None and exc.resume_line - 1 > start:
+                start = exc.resume_line - 1
+            else:
+                start = _next_game_start(lines, max(exc.line, start + 1))
+    return out
+
+
+def _normalize(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _next_game_start(lines: list[str], after_line: int) -> int:
+    """Index of the first line after ``after_line`` (1-based) that opens a
+    tag section following a blank line; len(lines) if none."""
+    for index in range(after_line, len(lines)):
+        if lines[index].lstrip().startswith("[") and (index == 0 or not lines[index - 1].strip()):
+            return index
+    return len(lines)
+
+

@@ -1,0 +1,719 @@
+"""PGN-like game records: finished games to text and back (``specs/records.md``).
+
+The text is PGN in everything but the move syntax, so that the tools engine
+testers already use (grep, PGN viewers' tag tables, scripts) read it:
+
+* :func:`write_game` / :func:`write_games` / :func:`append_game` turn
+  :class:`~arbiter.match.GameRecord` objects into text, byte-for-byte the same
+  every time for the same records and tags;
+* :func:`parse_games` reads text (ours or written by hand) into
+  :class:`ParsedGame` objects, raising :class:`RecordSyntaxError` that names
+  the file, line and game; :func:`read_games` does the same but goes on after
+  a broken game so that every game of a file gets a verdict;
+* :func:`replay` plays a parsed game through the referee and returns a
+  :class:`ReplayReport` (OK, the first illegal move, or a result the final
+  position contradicts); :func:`to_record` turns a replayed game back into a
+  record for the database;
+* :func:`write_jsonl` / :func:`parse_jsonl` are the lossless alternative: one
+  record dict per line.
+
+Nothing here does I/O except :func:`append_game`; the CLI lives in
+``arbiter/cli/records.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from arbiter.games import (
+    RESULTS,
+    Color,
+    Game,
+    GameError,
+    IllegalMoveError,
+    Position,
+    Termination,
+    get_game,
+)
+from arbiter.match import GameRecord, MatchTermination, MoveRecord
+from arbiter.pgn import (
+    BOOK_COMMENT,
+    UNFINISHED,
+    MoveData,
+    ParsedGame,
+    ParsedMove,
+    RecordSyntaxError,
+    comment_text,
+    escape_tag_value,
+    format_move_comment,
+    format_score,
+    is_number,
+    parse_score,
+    parse_games,
+    read_games,
+)
+
+__all__ = [
+    "LINE_WIDTH", "TAG_ORDER", "RECORD_TAGS", "ParsedGame", "ParsedMove", "MoveData",
+    "RecordSyntaxError", "ReplayReport", "write_game", "write_games", "append_game",
+    "record_tags", "write_jsonl", "parse_jsonl", "read_jsonl", "parse_games", "read_games",
+    "replay", "syntax_report", "position_at", "to_record", "context_tags",
+    "parsed_from_record", "round_label",
+]
+
+#: Longest movetext line (PGN export format's limit).
+LINE_WIDTH = 80
+
+#: The Seven Tag Roster, always written first and in this order.
+SEVEN_TAG_ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result")
+
+#: The order of every tag we write; tags given by the caller that are not
+#: listed here follow in the order given.
+TAG_ORDER = SEVEN_TAG_ROSTER + (
+    "Game",
+    "SetUp",
+    "FEN",
+    "PlyCount",
+    "TimeControl",
+    "WhiteTimeControl",
+    "BlackTimeControl",
+    "Termination",
+    "GameStartTime",
+    "GameEndTime",
+    "WhiteEngine",
+    "BlackEngine",
+)
+
+#: Tags computed from the record; a caller cannot override them.
+RECORD_TAGS = frozenset(TAG_ORDER) - {"Event", "Site", "Date", "Round"}
+
+#: Match terminations (``specs/records.md`` §Replay) after which the side to
+#: move when the game stopped is the one that lost: it failed to produce a
+#: legal move in time.
+SIDE_TO_MOVE_LOSES = frozenset(t.value for t in (
+    MatchTermination.ILLEGAL_MOVE, MatchTermination.MALFORMED_BESTMOVE,
+    MatchTermination.TIME_FORFEIT, MatchTermination.STALL))
+
+#: ``max-plies`` adjudication: scores decide where the game keeps them, else a draw.
+MAX_PLIES = MatchTermination.MAX_PLIES.value
+
+#: Every termination a record may hold: the rules' and the arbiter's (a game
+#: whose engine failed its handshake is never played, so never recorded).
+RULE_TERMINATIONS = frozenset(t.value for t in Termination)
+MATCH_TERMINATIONS = frozenset(t.value for t in MatchTermination) - {
+    MatchTermination.HANDSHAKE_FAILURE.value}
+
+#: Standard PGN Termination values accepted in hand-written files, and what
+#: they mean here (None: the rules ended the game).
+PGN_TERMINATIONS: dict[str, str | None] = {
+    "normal": None,
+    "time forfeit": "time-forfeit",
+    "rules infraction": "illegal-move",
+}
+
+
+# --------------------------------------------------------------------------
+# Writing
+# --------------------------------------------------------------------------
+
+
+def _start_position(record: GameRecord) -> Position:
+    game = get_game(record.game)
+    return game.from_fen(record.fen) if record.fen else game.start()
+
+
+def _pgn_date(iso: str | None) -> str:
+    """``2024-05-01T12:00:00Z`` -> ``2024.05.01`` (``????.??.??`` if unknown)."""
+    m = re.match(r"^(\d{4})-(\d{2})-(\d{2})", iso or "")
+    return f"{m[1]}.{m[2]}.{m[3]}" if m else "????.??.??"
+
+
+def round_label(round_number: int, seq: int, games_per_round: int) -> str:
+    """The Round tag ``round.game`` of a scheduled game: its round and its
+    number (1-based) within the round in schedule order, from its place
+    ``seq`` (0-based) in the whole schedule (``specs/records.md`` §3)."""
+    if games_per_round < 1:
+        return f"{round_number}.{seq + 1}"
+    return f"{round_number}.{seq - (round_number - 1) * games_per_round + 1}"
+
+
+def _time_control_text(tc: Any) -> str:
+    return "?" if tc is None else str(tc)
+
+
+def record_tags(record: GameRecord, tags: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """The tag pairs of a record, in the written order.
+
+    ``tags`` gives what the record does not know (``Event``, ``Site``,
+    ``Round`` as ``round.game``, optionally ``Date``) plus any extra tags;
+    tags computed from the record (White, Result, Game, ...) cannot be
+    overridden."""
+    given = dict(tags or {})
+    for name in given:
+        if name in RECORD_TAGS:
+            raise ValueError(f"tag {name!r} comes from the record and cannot be given")
+        if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+            raise ValueError(f"tag name {name!r}: letters, digits and _ only")
+    values: dict[str, str] = {
+        "Event": given.pop("Event", "?"),
+        "Site": given.pop("Site", "?"),
+        "Date": given.pop("Date", _pgn_date(record.start_time)),
+        "Round": given.pop("Round", "?"),
+        "White": record.white,
+        "Black": record.black,
+        "Result": record.result,
+        "Game": record.game,
+    }
+    if record.fen:
+        values["SetUp"] = "1"
+        values["FEN"] = record.fen
+    values["PlyCount"] = str(len(record.opening_moves) + len(record.moves))
+    white_tc, black_tc = _time_controls(record)
+    if white_tc == black_tc:
+        values["TimeControl"] = white_tc
+    else:
+        values["WhiteTimeControl"] = white_tc
+        values["BlackTimeControl"] = black_tc
+    values["Termination"] = record.termination
+    if record.start_time:
+        values["GameStartTime"] = record.start_time
+    if record.end_time:
+        values["GameEndTime"] = record.end_time
+    white_full, black_full = _full_names(record)
+    if white_full:
+        values["WhiteEngine"] = white_full
+    if black_full:
+        values["BlackEngine"] = black_full
+    ordered = [(name, values[name]) for name in TAG_ORDER if name in values]
+    return ordered + list(given.items())
+
+
+def _time_controls(record: GameRecord) -> tuple[str, str]:
+    tc = record.time_control or {}
+    return _time_control_text(tc.get("white")), _time_control_text(tc.get("black"))
+
+
+def _full_names(record: GameRecord) -> tuple[str | None, str | None]:
+    """The names the engines declared (``id name``), when known."""
+    return (record.white_id or {}).get("name"), (record.black_id or {}).get("name")
+
+
+def movetext_tokens(record: GameRecord) -> list[str]:
+    """The movetext as units kept on one line when they fit: a move (with
+    its number), a comment, the result."""
+    start = _start_position(record)
+    first = start.game.first
+    number = start.ply // 2 + 1
+    mover = start.to_move
+    tokens: list[str] = []
+    plies: list[tuple[str, str]] = [(m, BOOK_COMMENT) for m in record.opening_moves]
+    plies += [(m.move, format_move_comment(m.score, m.depth, m.time_ms)) for m in record.moves]
+    for index, (move, comment) in enumerate(plies):
+        if mover is first:
+            tokens.append(f"{number}. {move}")
+        elif index == 0:
+            tokens.append(f"{number}... {move}")
+        else:
+            tokens.append(move)
+        tokens.append("{" + comment + "}")
+        if mover is not first:
+            number += 1
+        mover = mover.other
+    detail = comment_text(record.termination_detail or "")
+    if detail:
+        tokens.append("{" + detail + "}")
+    tokens.append(record.result)
+    return tokens
+
+
+def wrap_tokens(units: Sequence[str], width: int = LINE_WIDTH) -> list[str]:
+    """Lines of at most ``width`` characters.  A unit (``12. d5``, a
+    comment) goes whole onto a line when it fits; a unit longer than a line
+    is broken at its spaces, as PGN allows inside comments."""
+    lines: list[str] = []
+    current = ""
+    for unit in units:
+        pieces = [unit] if len(unit) <= width else unit.split(" ")
+        for piece in pieces:
+            if not current:
+                current = piece
+            elif len(current) + 1 + len(piece) <= width:
+                current += " " + piece
+            else:
+                lines.append(current)
+                current = piece
+    if current:
+        lines.append(current)
+    return lines
+
+
+def write_game(record: GameRecord, tags: Mapping[str, str] | None = None) -> str:
+    """One game as text, ending with a newline (no blank line after it)."""
+    head = [f'[{name} "{escape_tag_value(value)}"]' for name, value in record_tags(record, tags)]
+    return "\n".join(head + [""] + wrap_tokens(movetext_tokens(record))) + "\n"
+
+
+def write_games(games: Iterable[tuple[GameRecord, Mapping[str, str] | None]]) -> str:
+    """Several games, separated by one blank line."""
+    return "\n".join(write_game(record, tags) for record, tags in games)
+
+
+def append_game(path: str | Path, record: GameRecord, tags: Mapping[str, str] | None = None) -> None:
+    """Append one game to a record file (``--pgn FILE``), as each game ends.
+
+    A blank line separates it from the game before; the text is written with
+    one ``write`` call on a file opened for appending, so a concurrent reader
+    sees whole games or a truncated last game, which the parser reports."""
+    path = Path(path)
+    text = write_game(record, tags)
+    with open(path, "a", encoding="utf-8", newline="\n") as out:
+        if out.tell() > 0:
+            text = "\n" + text
+        out.write(text)
+
+
+# --------------------------------------------------------------------------
+# JSONL: one record per line, lossless
+# --------------------------------------------------------------------------
+
+
+def write_jsonl(games: Iterable[tuple[GameRecord, Mapping[str, str] | None]]) -> str:
+    """One JSON object per line: ``{"tags": {...}, "record": record.to_dict()}``
+    with ``tags`` the same pairs the PGN form writes."""
+    lines = []
+    for record, tags in games:
+        line = {"tags": dict(record_tags(record, tags)), "record": record.to_dict()}
+        lines.append(json.dumps(line, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
+    return "".join(line + "\n" for line in lines)
+
+
+def read_jsonl(text: str, filename: str) -> list[ParsedGame | RecordSyntaxError]:
+    """Every record of a JSONL file as a parsed game (its moves, tags and
+    closing comment as the PGN form would give them, every line number the
+    JSONL line) so that :func:`replay` checks it; a malformed line becomes
+    its error.  :func:`to_record` gives back the whole stored record."""
+    out: list[ParsedGame | RecordSyntaxError] = []
+    number = 0
+    # split on LF only: JSON strings may hold U+2028 and the like raw
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        number += 1
+        try:
+            data = json.loads(line)
+            if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
+                raise ValueError('expected an object with a "record" object')
+            tags = data.get("tags", {})
+            if not isinstance(tags, dict) or not all(
+                    isinstance(k, str) and isinstance(v, str) for k, v in tags.items()):
+                raise ValueError('"tags" must map names to strings')
+            record = GameRecord.from_dict(data["record"])
+            _check_record_types(record)
+            parsed = parsed_from_record(record, tags, filename, number, lineno)
+        except Exception as exc:  # any malformed line: its error, never a traceback
+            out.append(RecordSyntaxError(filename, lineno, number, f"bad JSONL record: {exc}"))
+            continue
+        out.append(parsed)
+    return out
+
+
+def parse_jsonl(text: str, filename: str = "<text>") -> list[tuple[GameRecord, dict[str, str]]]:
+    """Inverse of :func:`write_jsonl` (no replay); RecordSyntaxError at the
+    first malformed line."""
+    games = []
+    for item in read_jsonl(text, filename):
+        if isinstance(item, RecordSyntaxError):
+            raise item
+        games.append((item.source_record, context_tags(item)))
+    return games
+
+
+def _check_record_types(record: GameRecord) -> None:
+    """What a JSONL line must hold for the record to be used at all."""
+    for name in ("game", "white", "black", "result", "termination"):
+        if not isinstance(getattr(record, name), str):
+            raise ValueError(f"record field {name!r} must be a string")
+    if record.fen is not None and not isinstance(record.fen, str):
+        raise ValueError("record field 'fen' must be a string or null")
+    if not all(isinstance(m, str) for m in record.opening_moves):
+        raise ValueError("record field 'opening_moves' must be a list of strings")
+    for ply, move in enumerate(record.moves, start=1):
+        if not isinstance(move.move, str) or not isinstance(move.time_ms, int):
+            raise ValueError(f"move {ply}: 'move' must be a string and 'time_ms' an integer")
+        if move.depth is not None and not isinstance(move.depth, int):
+            raise ValueError(f"move {ply}: 'depth' must be an integer or null")
+        if move.score is not None:
+            try:
+                parse_score(format_score(move.score))
+            except Exception:
+                raise ValueError(f"move {ply}: bad score {move.score!r} (expected 'cp N', "
+                                 "'mate N' or 'winprob P')") from None
+    if not isinstance(record.time_control, dict):
+        raise ValueError("record field 'time_control' must be an object")
+
+
+def parsed_from_record(record: GameRecord, tags: Mapping[str, str] | None, filename: str,
+                       number: int, line: int) -> ParsedGame:
+    """A record as :func:`parse_games` would read its text (for replaying a
+    JSONL file); every line number is ``line``."""
+    context = {k: v for k, v in (tags or {}).items() if k not in RECORD_TAGS}
+    pairs = record_tags(record, context)
+    moves = [ParsedMove(text=m, line=line, book=True) for m in record.opening_moves]
+    moves += [ParsedMove(text=m.move, line=line, data=MoveData(m.score, m.depth, m.time_ms))
+              for m in record.moves]
+    return ParsedGame(
+        filename=filename, number=number, line=line, tags=dict(pairs),
+        tag_lines={name: line for name, _ in pairs}, moves=moves, result=record.result,
+        result_line=line, closing_comment=record.termination_detail or None,
+        source_record=record,
+    )
+
+
+# --------------------------------------------------------------------------
+# Replay: the referee's verdict on a parsed game
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class ReplayReport:
+    """The verdict on one game of a record file.
+
+    ``ok`` is True when every move is legal and the result agrees with the
+    final position (and the termination).  Otherwise ``error`` is one line
+    naming file, line, game and what was wrong; ``kind`` classifies it:
+    ``syntax``, ``tag``, ``unknown-game``, ``illegal-move``, ``result``."""
+
+    filename: str
+    number: int
+    line: int
+    ok: bool
+    game: str | None = None
+    white: str | None = None
+    black: str | None = None
+    result: str | None = None
+    termination: str | None = None
+    plies: int = 0
+    kind: str | None = None
+    error: str | None = None
+    ply: int | None = None  # the illegal move's ply (1-based, from the movetext's first move)
+    move: str | None = None
+    final_fen: str | None = None
+    skipped_variations: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()}
+
+    def summary(self) -> str:
+        """One line for the CLI."""
+        who = f"{self.white or '?'} - {self.black or '?'}"
+        if self.ok:
+            note = f", {self.skipped_variations} variation(s) skipped unchecked" if self.skipped_variations else ""
+            return (f"game {self.number}: OK ({self.game}, {who}, {self.result} "
+                    f"{self.termination or ''}, {self.plies} plies{note})").replace(" ,", ",")
+        return str(self.error)
+
+
+class _Bad(Exception):
+    def __init__(self, kind: str, line: int, message: str, **extra: Any):
+        self.kind = kind
+        self.line = line
+        self.message = message
+        self.extra = extra
+
+
+def syntax_report(error: RecordSyntaxError) -> ReplayReport:
+    """A parse error as a per-game verdict."""
+    return ReplayReport(
+        filename=error.filename, number=error.game_number, line=error.line, ok=False,
+        kind="syntax", error=str(error),
+    )
+
+
+def replay(parsed: ParsedGame) -> ReplayReport:
+    """Play the game through the referee and check its tags and result."""
+    report = ReplayReport(
+        filename=parsed.filename, number=parsed.number, line=parsed.line, ok=False,
+        white=parsed.tags.get("White"), black=parsed.tags.get("Black"),
+        result=parsed.result, termination=parsed.tags.get("Termination"),
+        plies=len(parsed.moves), skipped_variations=parsed.skipped_variations,
+    )
+    try:
+        _, _, position, _ = _replay(parsed)
+    except _Bad as bad:
+        report.kind = bad.kind
+        report.error = f"{parsed.where(bad.line)}: {bad.message}"
+        report.line = bad.line
+        report.game = parsed.tags.get("Game")
+        for key, value in bad.extra.items():
+            setattr(report, key, value)
+        return report
+    report.ok = True
+    report.game = position.game.name
+    report.final_fen = position.fen()
+    return report
+
+
+def _resolve_game(parsed: ParsedGame) -> Game:
+    name = parsed.tags.get("Game")
+    if name is None:
+        raise _Bad("unknown-game", parsed.line,
+                   "no Game tag (troll, atoll, morris or talisman): the game cannot be replayed")
+    try:
+        return get_game(name)
+    except GameError as exc:
+        raise _Bad("unknown-game", parsed.tag_lines["Game"], f"tag Game: {exc}") from None
+
+
+def _start(parsed: ParsedGame, game: Game) -> Position:
+    fen = parsed.tags.get("FEN")
+    setup = parsed.tags.get("SetUp")
+    if setup is not None and setup not in ("0", "1"):
+        raise _Bad("tag", parsed.tag_lines["SetUp"], f'tag SetUp must be "0" or "1", not {setup!r}')
+    if fen is None:
+        if setup == "1":
+            raise _Bad("tag", parsed.tag_lines["SetUp"], 'tag SetUp is "1" but there is no FEN tag')
+        return game.start()
+    if setup == "0":
+        raise _Bad("tag", parsed.tag_lines["SetUp"], 'tag SetUp is "0" but a FEN tag is given')
+    try:
+        return game.from_fen(fen)
+    except GameError as exc:
+        raise _Bad("tag", parsed.tag_lines["FEN"], f"tag FEN: {exc}") from None
+
+
+def _replay(parsed: ParsedGame) -> tuple[Game, Position, Position, list[str]]:
+    """(game, start position, final position, canonical moves) or _Bad."""
+    game = _resolve_game(parsed)
+    _check_tags(parsed)
+    position = start = _start(parsed, game)
+    canonical: list[str] = []
+    seen_engine_move = False
+    for ply, move in enumerate(parsed.moves, start=1):
+        if move.book and seen_engine_move:
+            raise _Bad("syntax", move.line,
+                       f"ply {ply}: move {move.text!r} is marked {{book}} after moves played by "
+                       "engines (the opening must come first)", ply=ply, move=move.text)
+        seen_engine_move |= not move.book
+        try:
+            text = position.parse_move(move.text)
+            position = position.play(text)
+        except IllegalMoveError as exc:
+            raise _Bad("illegal-move", move.line,
+                       f"ply {ply} ({_ply_name(position)}): illegal move {move.text!r}: "
+                       f"{exc.reason}", ply=ply, move=move.text) from None
+        canonical.append(text)
+    _check_counts(parsed)
+    _check_result(parsed, position)
+    return game, start, position, canonical
+
+
+def _check_counts(parsed: ParsedGame) -> None:
+    """Tags that must agree with the movetext (checked after the moves, so
+    that an illegal move is reported rather than its consequence)."""
+    tags, lines = parsed.tags, parsed.tag_lines
+    count = tags.get("PlyCount")
+    if count is not None and int(count) != len(parsed.moves):
+        raise _Bad("tag", lines["PlyCount"],
+                   f"tag PlyCount says {count} plies but the movetext has {len(parsed.moves)}")
+    result = tags.get("Result")
+    if result is not None and result != parsed.result:
+        raise _Bad("result", parsed.result_line,
+                   f"the result token {parsed.result} differs from the Result tag {result} "
+                   f"(line {lines['Result']})")
+
+
+def _ply_name(position: Position) -> str:
+    """``move 4, black``: where the ply is in the movetext's numbering."""
+    return f"move {position.ply // 2 + 1}, {position.to_move.value}"
+
+
+def _check_tags(parsed: ParsedGame) -> None:
+    tags, lines = parsed.tags, parsed.tag_lines
+    result = tags.get("Result")
+    if result is not None and result not in RESULTS and result != UNFINISHED:
+        raise _Bad("tag", lines["Result"],
+                   f"tag Result {result!r}: expected 1-0, 0-1, 1/2-1/2 or *")
+    count = tags.get("PlyCount")
+    if count is not None and not is_number(count):
+        raise _Bad("tag", lines["PlyCount"], f"tag PlyCount {count!r} is not a number")
+    termination = tags.get("Termination")
+    if termination is not None and _termination_kind(termination) is _UNKNOWN:
+        known = ", ".join(sorted(RULE_TERMINATIONS | MATCH_TERMINATIONS))
+        raise _Bad("tag", lines["Termination"],
+                   f"tag Termination {termination!r} is not a known reason ({known})")
+
+
+_UNKNOWN = object()
+
+
+def _termination_kind(value: str) -> Any:
+    """None for a rule ending, the match reason for a match ending, _UNKNOWN."""
+    if value in RULE_TERMINATIONS:
+        return None
+    if value in MATCH_TERMINATIONS:
+        return value
+    if value.lower() in PGN_TERMINATIONS:
+        return PGN_TERMINATIONS[value.lower()]
+    return _UNKNOWN
+
+
+def _check_result(parsed: ParsedGame, position: Position) -> None:
+    """The result must be what the final position (and the Termination) gives.
+
+    ``specs/records.md`` §Replay: a rule ending must be reached on the board;
+    a match ending must not be (the rules would have ended the game first)."""
+    result = parsed.result
+    line = parsed.result_line
+    outcome = position.outcome()
+    termination = parsed.tags.get("Termination")
+    kind = _termination_kind(termination) if termination else None
+    if result == UNFINISHED:
+        if outcome is not None:
+            raise _Bad("result", line,
+                       f"result * (unfinished) but the final position is over: {outcome.result} "
+                       f"by {outcome.termination.value}")
+        return
+    if kind is None:  # the rules ended the game
+        if outcome is None:
+            raise _Bad("result", line,
+                       f"result {result} but the final position is not over "
+                       f"({position.to_move.value} to move) and Termination does not name a "
+                       "match ending")
+        if outcome.result != result:
+            raise _Bad("result", line,
+                       f"result {result} contradicts the final position: {outcome.result} by "
+                       f"{outcome.termination.value}")
+        if termination in RULE_TERMINATIONS and termination != outcome.termination.value:
+            raise _Bad("result", parsed.tag_lines["Termination"],
+                       f"tag Termination {termination!r} but the final position ends by "
+                       f"{outcome.termination.value}")
+        return
+    if outcome is not None:
+        raise _Bad("result", line,
+                   f"Termination {termination!r} but the final position was already over by the "
+                   f"rules: {outcome.result} by {outcome.termination.value}")
+    if kind in SIDE_TO_MOVE_LOSES:
+        loser = position.to_move
+        expected = "0-1" if loser is Color.WHITE else "1-0"
+        if result != expected:
+            raise _Bad("result", line,
+                       f"result {result} contradicts Termination {termination!r}: "
+                       f"{loser.value}, to move, is the side that failed, so the result is {expected}")
+    elif kind == MAX_PLIES:
+        scores = position.scores()
+        expected = "1/2-1/2"
+        if scores is not None and scores[0] != scores[1]:
+            expected = "1-0" if scores[0] > scores[1] else "0-1"
+        if result != expected:
+            why = f"scores {scores[0]}-{scores[1]}" if scores is not None else "no scores: a draw"
+            raise _Bad("result", line,
+                       f"result {result} contradicts Termination 'max-plies' ({why}): "
+                       f"expected {expected}")
+
+
+def position_at(parsed: ParsedGame, ply: int | None = None) -> Position:
+    """The position after ``ply`` plies (0: the start; None: the end).
+
+    Raises ValueError naming the game when the ply is out of range or a move
+    before it is illegal."""
+    try:
+        game = _resolve_game(parsed)
+        position = _start(parsed, game)
+    except _Bad as bad:
+        raise ValueError(f"{parsed.where(bad.line)}: {bad.message}") from None
+    total = len(parsed.moves)
+    if ply is None:
+        ply = total
+    if not 0 <= ply <= total:
+        raise ValueError(f"{parsed.where()}: ply {ply} out of range: the game has {total} plies")
+    for index, move in enumerate(parsed.moves[:ply], start=1):
+        try:
+            position = position.play(position.parse_move(move.text))
+        except IllegalMoveError as exc:
+            raise ValueError(
+                f"{parsed.where(move.line)}: ply {index}: illegal move {move.text!r}: {exc.reason}"
+            ) from None
+    return position
+
+
+# --------------------------------------------------------------------------
+# Back to records
+# --------------------------------------------------------------------------
+
+#: Tags that :func:`to_record` turns into record fields; the rest are the
+#: caller's (Event, Site, Round, Date, extras).
+def context_tags(parsed: ParsedGame) -> dict[str, str]:
+    """The tags a record does not hold (Event, Site, Date, Round, extras),
+    to give back to :func:`write_game`."""
+    return {k: v for k, v in parsed.tags.items() if k not in RECORD_TAGS}
+
+
+def to_record(parsed: ParsedGame) -> GameRecord:
+    """The record of a game that replays OK (ValueError with the replay's
+    message otherwise).  Moves become canonical; an unfinished game (``*``)
+    cannot become a record.  What the text does not hold stays empty: clock,
+    nodes, pv, engine-reported time, engine authors; a move without our
+    comment has time 0 (``specs/records.md`` §Reading)."""
+    if parsed.result == UNFINISHED:
+        raise ValueError(f"{parsed.where(parsed.result_line)}: an unfinished game (*) is not a record")
+    try:
+        game, start, final, canonical = _replay(parsed)
+    except _Bad as bad:
+        raise ValueError(f"{parsed.where(bad.line)}: {bad.message}") from None
+    if parsed.source_record is not None:
+        return parsed.source_record
+    tags = parsed.tags
+    book = sum(1 for move in parsed.moves if move.book)
+    termination = _record_termination(tags.get("Termination"), final)
+    moves = []
+    mover = start.to_move
+    for index, (move, text) in enumerate(zip(parsed.moves, canonical)):
+        if index >= book:
+            data = move.data or MoveData(None, None, None)
+            moves.append(MoveRecord(move=text, color=mover.value, time_ms=data.time_ms or 0,
+                                    score=data.score, depth=data.depth))
+        mover = mover.other
+    scores = final.scores()
+    return GameRecord(
+        game=game.name,
+        white=tags.get("White", "?"),
+        black=tags.get("Black", "?"),
+        result=parsed.result,
+        termination=termination,
+        termination_detail=parsed.closing_comment or "",
+        fen=tags.get("FEN"),
+        opening_moves=canonical[:book],
+        moves=moves,
+        time_control=_record_time_control(tags),
+        start_time=tags.get("GameStartTime", ""),
+        end_time=tags.get("GameEndTime", ""),
+        final_fen=final.fen(),
+        scores=list(scores) if scores is not None else None,
+        maxplies=len(canonical) if termination == MAX_PLIES else None,
+        white_id={"name": tags["WhiteEngine"]} if "WhiteEngine" in tags else {},
+        black_id={"name": tags["BlackEngine"]} if "BlackEngine" in tags else {},
+    )
+
+
+def _record_termination(tag: str | None, final: Position) -> str:
+    """Our named reason for a Termination tag (absent or ``normal``: the
+    rules' reason read from the final position)."""
+    if tag in RULE_TERMINATIONS or tag in MATCH_TERMINATIONS:
+        return tag
+    kind = _termination_kind(tag) if tag is not None else None
+    if kind is None:
+        outcome = final.outcome()
+        assert outcome is not None  # replay checked it
+        return outcome.termination.value
+    return kind
+
+
+def _record_time_control(tags: Mapping[str, str]) -> dict[str, str]:
+    both = tags.get("TimeControl")
+    values = {"white": tags.get("WhiteTimeControl", both), "black": tags.get("BlackTimeControl", both)}
+    return {side: tc for side, tc in values.items() if tc not in (None, "?")}
+

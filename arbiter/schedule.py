@@ -1,0 +1,315 @@
+"""Tournament schedules: who plays whom, with which colour, from which opening.
+
+Pure code (no I/O, no clock, no engine): the same arguments always give the
+same list of :class:`ScheduledGame`, in the same order, with the same keys.
+That is what makes resume possible -- a restarted run rebuilds the schedule and
+skips every key the store already holds (``specs/tournament.md`` §Resume).
+
+The rules, each one in ``specs/tournament.md`` §Schedule:
+
+* pairings: ``round-robin`` plays every pair of engines (in the order given),
+  ``gauntlet`` the first engine against each of the others;
+* each round, each pairing plays ``games`` games; counting a pairing's games
+  over the whole tournament (0, 1, 2, ...), game ``c`` belongs to game pair
+  ``c // 2``; the pairing's first engine has White in even games, the second
+  in odd ones, so colours alternate within each game pair;
+* both games of a game pair start from the same opening (each opening is
+  played twice, colours swapped); game pair ``p`` of every pairing gets the
+  same opening, so all pairings meet the same openings;
+* openings come from a list (sequential, or shuffled with a seed, cycling
+  when the list runs out), from ``random_plies`` random legal plies chosen
+  with a seeded RNG through the referee, or are the start position.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from arbiter.games import Game, GameError, MoveSequenceError
+
+FORMATS = ("round-robin", "gauntlet")
+ORDERS = ("sequential", "random")
+
+
+class ScheduleError(ValueError):
+    """A tournament that cannot be scheduled; the message says why."""
+
+
+class OpeningError(ScheduleError):
+    """A bad line in an openings file: names the file (``source``) and line."""
+
+    def __init__(self, source: str, line: int, reason: str):
+        self.source = source
+        self.line = line
+        self.reason = reason
+        super().__init__(f"{source}:{line}: {reason}")
+
+
+@dataclass(frozen=True)
+class Opening:
+    """Where a game starts: a position string (None = the start position) and
+    moves played from there before the engines take over.  ``source`` says
+    where it came from (``book.txt:3``, ``random:7``, ``start``)."""
+
+    fen: str | None = None
+    moves: tuple[str, ...] = ()
+    source: str = "start"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fen": self.fen, "moves": list(self.moves), "source": self.source}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Opening":
+        return cls(fen=data.get("fen"), moves=tuple(data.get("moves") or ()),
+                   source=data.get("source", "start"))
+
+    def __str__(self) -> str:
+        parts = [self.fen or "startpos"]
+        if self.moves:
+            parts.append("moves " + " ".join(self.moves))
+        return " ".join(parts)
+
+
+START = Opening()
+
+
+def parse_opening_line(game: Game, text: str, source: str, line: int) -> Opening:
+    """One openings-file line as an :class:`Opening`, checked by the referee.
+
+    A line is a position string, a move sequence from the start position, or
+    ``<position string> moves <m1> <m2> ...``.  Raises :class:`OpeningError`
+    naming ``source`` and ``line`` and why neither reading works.
+    """
+    text = text.strip()
+    label = f"{source}:{line}"
+    fen_part, sep, moves_part = text.partition(" moves ")
+    if text.startswith("moves "):
+        fen_part, sep, moves_part = "", "moves", text[len("moves "):]
+    candidates: list[tuple[str | None, list[str]]] = []
+    if sep:
+        candidates.append((fen_part.strip() or None, moves_part.split()))
+    else:
+        candidates.append((text, []))  # a position string
+        candidates.append((None, text.split()))  # a move sequence
+    reasons = []
+    for fen, moves in candidates:
+        try:
+            position = game.position(fen, moves)
+        except MoveSequenceError as exc:
+            reasons.append(f"as moves: {exc}")
+            continue
+        except (GameError, ValueError) as exc:  # a referee error, whatever its kind
+            reasons.append(str(exc))
+            continue
+        if position.is_over():
+            outcome = position.outcome()
+            raise OpeningError(source, line, f"the game is already over after this opening "
+                               f"({outcome.result}, {outcome.termination.value})")
+        canonical = _canonical_moves(game, fen, moves)
+        return Opening(fen=fen, moves=tuple(canonical), source=label)
+    if sep:
+        raise OpeningError(source, line, reasons[0])
+    raise OpeningError(source, line, "neither a position string nor a move sequence of "
+                       f"{game.name}: {reasons[0]}; {reasons[1]}")
+
+
+def _canonical_moves(game: Game, fen: str | None, moves: Sequence[str]) -> list[str]:
+    position = game.from_fen(fen) if fen else game.start()
+    canonical = []
+    for move in moves:
+        move = position.parse_move(move)
+        canonical.append(move)
+        position = position.play(move)
+    return canonical
+
+
+def parse_openings(game: Game, text: str, source: str) -> list[Opening]:
+    """Every opening of an openings file's ``text`` (blank lines and lines
+    starting with ``#`` are skipped).  ``source`` names the file in errors."""
+    openings = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        openings.append(parse_opening_line(game, line, source, number))
+    if not openings:
+        raise ScheduleError(f"{source}: no openings in the file")
+    return openings
+
+
+def random_opening(game: Game, plies: int, seed: int | str, number: int) -> Opening:
+    """``plies`` uniformly random legal plies from the start, drawn with an RNG
+    seeded by (``seed``, ``number``) so each game pair's opening is fixed.
+    Lines that end the game before the last ply are redrawn."""
+    rng = random.Random(f"{seed}/{number}")
+    for _ in range(1000):
+        position = game.start()
+        moves = []
+        for _ in range(plies):
+            legal = position.legal_moves()
+            if not legal:
+                break
+            move = rng.choice(sorted(legal))
+            moves.append(move)
+            position = position.play(move)
+        if len(moves) == plies and not position.is_over():
+            return Opening(moves=tuple(moves), source=f"random:{number}")
+    raise ScheduleError(f"could not find {plies} random plies of {game.name} "
+                        "that do not end the game; use fewer --random-plies")
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """Two engines that meet; ``number`` is 1-based in the schedule's order."""
+
+    number: int
+    first: str
+    second: str
+
+
+def make_pairings(engines: Sequence[str], format: str) -> list[Pairing]:
+    """The pairings of a ``round-robin`` or a ``gauntlet`` (first vs the rest)."""
+    if format not in FORMATS:
+        raise ScheduleError(f"unknown format {format!r}; choose one of: {', '.join(FORMATS)}")
+    if len(engines) < 2:
+        raise ScheduleError("a tournament needs at least two engines")
+    duplicates = sorted({name for name in engines if list(engines).count(name) > 1})
+    if duplicates:
+        raise ScheduleError(f"engine names must be unique; repeated: {', '.join(duplicates)}")
+    if format == "gauntlet":
+        pairs = [(engines[0], other) for other in engines[1:]]
+    else:
+        pairs = [(a, b) for i, a in enumerate(engines) for b in engines[i + 1:]]
+    return [Pairing(number, a, b) for number, (a, b) in enumerate(pairs, start=1)]
+
+
+@dataclass(frozen=True)
+class ScheduledGame:
+    """One game of the schedule.
+
+    ``round`` and ``pairing`` are 1-based, ``index`` is the game's number
+    (1-based) within its pairing in that round; together they are the stable
+    :attr:`key`.  ``pair`` is the game pair (1-based, per pairing, over the
+    whole tournament); ``seq`` the game's place in the schedule (0-based).
+    """
+
+    round: int
+    pairing: int
+    index: int
+    pair: int
+    seq: int
+    white: str
+    black: str
+    opening: Opening = field(default=START)
+
+    @property
+    def key(self) -> str:
+        return f"r{self.round}-p{self.pairing}-g{self.index}"
+
+    @property
+    def players(self) -> frozenset[str]:
+        return frozenset((self.white, self.black))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The games of a tournament in playing order, and what made them."""
+
+    pairings: tuple[Pairing, ...]
+    games: tuple[ScheduledGame, ...]
+
+    def __len__(self) -> int:
+        return len(self.games)
+
+    def __iter__(self):
+        return iter(self.games)
+
+    def by_key(self) -> dict[str, ScheduledGame]:
+        return {game.key: game for game in self.games}
+
+
+class _OpeningSource:
+    """The opening of game pair ``p`` (0-based) for one tournament."""
+
+    def __init__(self, game: Game | None, openings: Sequence[Opening] | None, order: str,
+                 seed: int, random_plies: int):
+        if order not in ORDERS:
+            raise ScheduleError(f"unknown opening order {order!r}; choose one of: {', '.join(ORDERS)}")
+        if openings and random_plies:
+            raise ScheduleError("give either an openings file or --random-plies, not both")
+        if random_plies < 0:
+            raise ScheduleError("--random-plies must be >= 0")
+        if random_plies and game is None:
+            raise ScheduleError("--random-plies needs the game")
+        self.game = game
+        self.openings = list(openings or [])
+        self.order = order
+        self.seed = seed
+        self.random_plies = random_plies
+        self._cycles: dict[int, list[int]] = {}
+        self._random: dict[int, Opening] = {}
+
+    def __call__(self, pair: int) -> Opening:
+        if self.openings:
+            n = len(self.openings)
+            cycle, slot = divmod(pair, n)
+            if self.order == "sequential":
+                return self.openings[slot]
+            if cycle not in self._cycles:
+                indices = list(range(n))
+                random.Random(f"{self.seed}/order/{cycle}").shuffle(indices)
+                self._cycles[cycle] = indices
+            return self.openings[self._cycles[cycle][slot]]
+        if self.random_plies:
+            if pair not in self._random:
+                self._random[pair] = random_opening(self.game, self.random_plies, self.seed, pair + 1)
+            return self._random[pair]
+        return START
+
+
+def build_schedule(
+    engines: Sequence[str],
+    *,
+    format: str = "round-robin",
+    games: int = 2,
+    rounds: int = 1,
+    openings: Sequence[Opening] | None = None,
+    order: str = "sequential",
+    seed: int = 0,
+    random_plies: int = 0,
+    game: Game | None = None,
+) -> Schedule:
+    """The full schedule of a tournament (see the module docstring).
+
+    Games are ordered round by round; within a round, game pair by game pair
+    and, for each, pairing by pairing -- so every pairing progresses at the
+    same pace and both games of a pair are scheduled next to each other.
+    """
+    if games < 1:
+        raise ScheduleError("--games must be at least 1")
+    if rounds < 1:
+        raise ScheduleError("--rounds must be at least 1")
+    pairings = make_pairings(list(engines), format)
+    opening_for = _OpeningSource(game, openings, order, seed, random_plies)
+    slots = []
+    for pairing in pairings:
+        for round_number in range(1, rounds + 1):
+            for index in range(1, games + 1):
+                count = (round_number - 1) * games + (index - 1)
+                white, black = ((pairing.first, pairing.second) if count % 2 == 0
+                                else (pairing.second, pairing.first))
+                slots.append((round_number, count // 2, pairing.number, index, white, black))
+    slots.sort(key=lambda s: (s[0], s[1], s[2], s[3]))
+    scheduled = tuple(
+        ScheduledGame(round=r, pairing=p, index=i, pair=pair + 1, seq=seq, white=w, black=b,
+                      opening=opening_for(pair))
+        for seq, (r, pair, p, i, w, b) in enumerate(slots)
+    )
+    return Schedule(pairings=tuple(pairings), games=scheduled)
+
+
+def remaining(schedule: Iterable[ScheduledGame], finished_keys: set[str]) -> list[ScheduledGame]:
+    """The scheduled games whose key is not among ``finished_keys``, in order."""
+    return [game for game in schedule if game.key not in finished_keys]

@@ -1,0 +1,171 @@
+"""Standings of a tournament from its stored games: points, ratings, pair
+statistics and SPRT, as one value the live display, ``arbiter standings``
+and ``--json`` all print.
+
+The math is :mod:`arbiter.rating`'s; this module only sorts finished games
+into what it needs: W/D/L per pair of engines, the pentanomial counts of the
+game pairs (two games of one pairing sharing a ``pair`` number, colours
+swapped -- ``specs/tournament.md`` §Schedule), and every game for the joint
+ratings.  Incomplete game pairs count in W/D/L but not in the pentanomial.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from arbiter.rating import SPRT, Anchor, PairStats, SPRTStatus, joint_ratings
+
+_SCORE = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+
+
+@dataclass(frozen=True)
+class EngineLine:
+    """One engine's line: games, points, W/D/L, rating (mean 0) and its 95% +/-."""
+
+    name: str
+    games: int
+    points: float
+    wins: int
+    draws: int
+    losses: int
+    elo: float | None
+    error: float | None
+
+
+@dataclass(frozen=True)
+class PairLine:
+    """Engine ``first`` against ``second``, from ``first``'s view."""
+
+    first: str
+    second: str
+    stats: PairStats
+
+
+@dataclass
+class Standings:
+    engines: list[EngineLine]
+    pairs: list[PairLine]
+    games: int
+    terminations: Counter = field(default_factory=Counter)
+    sprt: SPRT | None = None
+    sprt_status: SPRTStatus | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        def num(x: float | None, digits: int = 1) -> float | str | None:
+            if x is None:
+                return None
+            if math.isinf(x):
+                return "+inf" if x > 0 else "-inf"
+            return round(x, digits)
+
+        pairs = []
+        for line in self.pairs:
+            s = line.stats
+            pairs.append({
+                "first": line.first, "second": line.second, "games": s.games,
+                "wins": s.wins, "draws": s.draws, "losses": s.losses,
+                "score": num(s.score, 4), "draw_ratio": num(s.draw_ratio, 4),
+                "elo": num(s.elo), "elo_error": num(s.elo_error), "nelo": num(s.nelo),
+                "los": num(s.los, 4),
+                "pentanomial": list(s.pentanomial) if s.pentanomial else None,
+                "penta_elo": num(s.penta_elo), "penta_elo_error": num(s.penta_elo_error),
+                "penta_nelo": num(s.penta_nelo),
+            })
+        data: dict[str, Any] = {
+            "games": self.games,
+            "engines": [{"name": e.name, "games": e.games, "points": e.points,
+                         "wins": e.wins, "draws": e.draws, "losses": e.losses,
+                         "elo": num(e.elo), "elo_error": num(e.error)} for e in self.engines],
+            "pairs": pairs,
+            "terminations": dict(sorted(self.terminations.items())),
+            "sprt": None,
+        }
+        if self.sprt is not None and self.sprt_status is not None:
+            st = self.sprt_status
+            data["sprt"] = {"elo0": self.sprt.elo0, "elo1": self.sprt.elo1,
+                            "alpha": self.sprt.alpha, "beta": self.sprt.beta,
+                            "llr": round(st.llr, 4), "lower": round(st.lower, 4),
+                            "upper": round(st.upper, 4), "decision": st.decision,
+                            "model": st.model}
+        return data
+
+
+def compute_standings(engines: Sequence[str], games: Iterable[Mapping[str, Any]],
+                      sprt: SPRT | None = None) -> Standings:
+    """Standings from game rows (``white``, ``black``, ``result``,
+    ``termination``, and ``pairing``/``pair`` for the pentanomial counts).
+
+    ``engines`` fixes the order of names in pairs: the one listed first is a
+    pair's ``first``.  Engines without games are listed too.
+    """
+    order = {name: i for i, name in enumerate(engines)}
+    wdl: dict[str, list[int]] = {name: [0, 0, 0] for name in engines}
+    points: dict[str, float] = defaultdict(float)
+    per_pair: dict[tuple[str, str], list[int]] = {}
+    pair_games: dict[tuple[Any, Any], list[tuple[str, str, float]]] = defaultdict(list)
+    terminations: Counter = Counter()
+    scored = []
+    count = 0
+    for row in games:
+        white, black, result = row["white"], row["black"], row["result"]
+        if result not in _SCORE:
+            continue
+        count += 1
+        terminations[row.get("termination") or "?"] += 1
+        w, b = _SCORE[result]
+        for name in (white, black):
+            if name not in order:
+                order[name] = len(order)
+                wdl[name] = [0, 0, 0]
+        scored.append((white, black, w))
+        points[white] += w
+        points[black] += b
+        for name, s in ((white, w), (black, b)):
+            wdl[name][0 if s == 1 else 1 if s == 0.5 else 2] += 1
+        first, second = sorted((white, black), key=order.__getitem__)
+        first_score = w if first == white else b
+        counts = per_pair.setdefault((first, second), [0, 0, 0])
+        counts[0 if first_score == 1 else 1 if first_score == 0.5 else 2] += 1
+        if row.get("pair") is not None:
+            pair_games[(row.get("pairing"), row["pair"], first, second)].append(
+                (first, second, first_score))
+
+    penta: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    for (_, _, first, second), members in pair_games.items():
+        if len(members) == 2:
+            total = members[0][2] + members[1][2]
+            penta[(first, second)][round(total * 2)] += 1
+
+    pairs = [PairLine(a, b, PairStats(*counts, pentanomial=tuple(penta[(a, b)])
+                                      if (a, b) in penta else None))
+             for (a, b), counts in sorted(per_pair.items(),
+                                          key=lambda kv: (order[kv[0][0]], order[kv[0][1]]))]
+    ratings = joint_ratings(scored, anchor=Anchor(), engines=list(order))
+    lines = []
+    for rating in ratings:
+        w, d, l = wdl[rating.engine]
+        lines.append(EngineLine(rating.engine, w + d + l, points[rating.engine], w, d, l,
+                                rating.elo, rating.error))
+    lines.sort(key=lambda e: (e.elo is None, -(e.elo or 0.0), -e.points, order[e.name]))
+    standings = Standings(engines=lines, pairs=pairs, games=count, terminations=terminations)
+    if sprt is not None:
+        stats = pairs[0].stats if pairs else PairStats(0, 0, 0)
+        standings.sprt = sprt
+        standings.sprt_status = sprt.status(stats)
+    return standings
+
+
+def fmt_elo(value: float | None, error: float | None = None) -> str:
+    """``+35.2 +/- 20.1`` (or ``-`` when unknown)."""
+    def one(x: float | None) -> str:
+        if x is None:
+            return "-"
+        if math.isinf(x):
+            return "+inf" if x > 0 else "-inf"
+        return f"{x:+.1f}"
+    if error is None or value is None or math.isinf(value):
+        return one(value)
+    return f"{one(value)} +/- {one(error).lstrip('+')}"

@@ -1,0 +1,287 @@
+"""The results database: one SQLite file, written through sqlite-utils.
+
+Three tables hold everything a run produces (schema in ``specs/storage.md``):
+``tournaments`` (with the full configuration as JSON), ``engines`` and
+``games`` (one row per finished game, with its moves, per-move data and full
+record), plus ``events`` (crashes, restarts, failed handshakes).
+
+Why it is shaped this way:
+
+* WAL journal, so ``arbiter standings`` (or Datasette) can read while a run
+  writes, and a SIGKILL at any moment leaves a consistent file;
+* each finished game is committed in ONE transaction the moment it ends, so
+  a killed run loses at most the games in progress;
+* ``UNIQUE(tournament, key)`` on games: a scheduled game can never be stored
+  twice, whatever a resumed run does.
+
+The store knows nothing of engines or schedules: callers hand it plain
+dictionaries (a game record's ``to_dict()``).  Every method takes a lock, so
+one :class:`Store` may be used from a worker thread (``trio.to_thread``) to
+keep commits off the event loop that times the engines.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+from sqlite_utils import Database
+
+SCHEMA_VERSION = 1
+DEFAULT_DB = "arbiter.db"
+
+#: tournament statuses (see specs/storage.md)
+RUNNING, FINISHED, INTERRUPTED, ABORTED = "running", "finished", "interrupted", "aborted"
+
+_JSON_COLUMNS = {
+    "tournaments": ("config", "engines"),
+    "engines": ("spec",),
+    "games": ("opening_moves", "moves", "move_data", "record"),
+    "events": (),
+}
+
+
+class StoreError(Exception):
+    """A database that cannot be used (not ours, newer schema, not found)."""
+
+
+class DuplicateGameError(StoreError):
+    """A game whose (tournament, key) is already stored."""
+
+
+def now_iso() -> str:
+    """The current UTC time, ISO 8601 with milliseconds and a ``Z``."""
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class Store:
+    """A results database at ``path`` (created with its schema if missing).
+
+    ``readonly=True`` never creates or changes anything (for ``standings``)
+    and raises :class:`StoreError` if the file is not there.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_DB, *, readonly: bool = False):
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        if readonly and not self.path.exists():
+            raise StoreError(f"no database at {self.path}")
+        try:
+            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            self.db = Database(conn)
+            self.db.execute("PRAGMA busy_timeout = 30000")
+            if not readonly:
+                self.db.enable_wal()
+                # NORMAL in WAL mode: a committed game survives any crash of
+                # the process (SIGKILL); only an OS crash may lose the last ones.
+                self.db.execute("PRAGMA synchronous = NORMAL")
+                self.db.execute("PRAGMA foreign_keys = ON")
+                self._ensure_schema()
+            else:
+                self._check_schema()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a usable SQLite database ({exc})") from None
+
+    # -- lifecycle -------------------------------------------------------
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.conn.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- schema ----------------------------------------------------------
+
+    def _ensure_schema(self) -> None:
+        with self._lock, self.db.atomic():
+            self._check_schema(allow_empty=True)
+            db = self.db
+            db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
+            db["tournaments"].create({
+                "id": int, "name": str, "game": str, "format": str, "identity": str,
+                "config": str, "engines": str, "total_games": int, "status": str,
+                "note": str, "created": str, "updated": str,
+            }, pk="id", not_null={"name", "game", "identity", "config", "status", "created"},
+                if_not_exists=True)
+            db["engines"].create({
+                "id": int, "tournament": int, "name": str, "spec": str,
+            }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
+                not_null={"tournament", "name"}, if_not_exists=True)
+            db["games"].create({
+                "id": int, "tournament": int, "key": str, "seq": int, "round": int,
+                "pairing": int, "game_index": int, "pair": int, "game": str,
+                "white": str, "black": str, "result": str, "termination": str,
+                "detail": str, "plies": int, "opening": str, "opening_fen": str,
+                "opening_moves": str, "start_time": str, "end_time": str,
+                "moves": str, "move_data": str, "record": str, "stored": str,
+            }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
+                not_null={"tournament", "key", "white", "black", "result", "termination"},
+                if_not_exists=True)
+            db["events"].create({
+                "id": int, "tournament": int, "time": str, "kind": str, "engine": str,
+                "key": str, "detail": str,
+            }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
+                not_null={"tournament", "time", "kind"}, if_not_exists=True)
+            db["engines"].create_index(["tournament", "name"], unique=True, if_not_exists=True)
+            db["games"].create_index(["tournament", "key"], unique=True, if_not_exists=True)
+            db["games"].create_index(["tournament", "seq"], if_not_exists=True)
+            db["tournaments"].create_index(["identity"], if_not_exists=True)
+            db["events"].create_index(["tournament"], if_not_exists=True)
+            db["meta"].insert({"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                              replace=True)
+
+    def _check_schema(self, allow_empty: bool = False) -> None:
+        names = set(self.db.table_names())
+        if "meta" not in names:
+            clash = sorted({"tournaments", "engines", "games", "events"} & names)
+            if allow_empty and not clash:
+                return  # empty, or someone else's tables: ours go next to them
+            reason = f"it has its own table {clash[0]!r}" if clash else "no arbiter tables"
+            raise StoreError(f"{self.path}: not an arbiter results database ({reason})")
+        row = self.db.execute("select value from meta where key = 'schema_version'").fetchone()
+        if row is None or int(row[0]) > SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: schema version {row and row[0]} is newer than "
+                             f"this arbiter's ({SCHEMA_VERSION})")
+
+    # -- reading helpers -------------------------------------------------
+
+    def _rows(self, table: str, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = list(self.db.query(sql, list(params)))
+        for row in rows:
+            for column in _JSON_COLUMNS[table]:
+                if isinstance(row.get(column), str):
+                    row[column] = json.loads(row[column])
+        return rows
+
+    # -- tournaments -----------------------------------------------------
+
+    def create_tournament(self, *, name: str, game: str, format: str, identity: str,
+                          config: dict[str, Any], engines: list[dict[str, Any]],
+                          total_games: int) -> int:
+        """A new tournament and its engines (``{"name": ..., ...spec}``), in
+        one transaction; returns its id."""
+        stamp = now_iso()
+        with self._lock, self.db.atomic():
+            table = self.db["tournaments"]
+            table.insert({
+                "name": name, "game": game, "format": format, "identity": identity,
+                "config": json.dumps(config, sort_keys=True),
+                "engines": json.dumps([e["name"] for e in engines]),
+                "total_games": total_games, "status": RUNNING, "note": "",
+                "created": stamp, "updated": stamp,
+            })
+            tournament_id = table.last_pk
+            self.db["engines"].insert_all(
+                {"tournament": tournament_id, "name": e["name"],
+                 "spec": json.dumps(e, sort_keys=True)} for e in engines)
+        return int(tournament_id)
+
+    def tournament(self, tournament_id: int) -> dict[str, Any] | None:
+        rows = self._rows("tournaments", "select * from tournaments where id = ?", [tournament_id])
+        return rows[0] if rows else None
+
+    def tournaments(self) -> list[dict[str, Any]]:
+        return self._rows("tournaments", "select * from tournaments order by id")
+
+    def find_tournament(self, identity: str) -> dict[str, Any] | None:
+        """The latest tournament created with this identity (config hash)."""
+        rows = self._rows("tournaments",
+                          "select * from tournaments where identity = ? order by id desc limit 1",
+                          [identity])
+        return rows[0] if rows else None
+
+    def latest_tournament(self) -> dict[str, Any] | None:
+        rows = self._rows("tournaments", "select * from tournaments order by id desc limit 1")
+        return rows[0] if rows else None
+
+    def set_status(self, tournament_id: int, status: str, note: str | None = None) -> None:
+        values: dict[str, Any] = {"status": status, "updated": now_iso()}
+        if note is not None:
+            values["note"] = note
+        with self._lock, self.db.atomic():
+            self.db["tournaments"].update(tournament_id, values)
+
+    def engines(self, tournament_id: int) -> list[dict[str, Any]]:
+        return self._rows("engines", "select * from engines where tournament = ? order by id",
+                          [tournament_id])
+
+    # -- games -----------------------------------------------------------
+
+    def finished_keys(self, tournament_id: int) -> set[str]:
+        with self._lock:
+            rows = self.db.execute("select key from games where tournament = ?",
+                                   [tournament_id]).fetchall()
+        return {row[0] for row in rows}
+
+    def save_game(self, tournament_id: int, *, key: str, seq: int, round: int, pairing: int,
+                  index: int, pair: int, opening: dict[str, Any], record: dict[str, Any]) -> int:
+        """Store one finished game in one transaction; returns its row id.
+
+        ``record`` is a game record's ``to_dict()``.  Raises
+        :class:`DuplicateGameError` if the key is already stored (nothing is
+        written then)."""
+        moves = record.get("moves") or []
+        row = {
+            "tournament": tournament_id, "key": key, "seq": seq, "round": round,
+            "pairing": pairing, "game_index": index, "pair": pair,
+            "game": record.get("game"), "white": record["white"], "black": record["black"],
+            "result": record["result"], "termination": record["termination"],
+            "detail": record.get("termination_detail") or "",
+            "plies": len(moves),
+            "opening": opening.get("source", ""), "opening_fen": opening.get("fen"),
+            "opening_moves": json.dumps(list(opening.get("moves") or [])),
+            "start_time": record.get("start_time"), "end_time": record.get("end_time"),
+            "moves": json.dumps([m["move"] if isinstance(m, dict) else str(m) for m in moves]),
+            "move_data": json.dumps(moves),
+            "record": json.dumps(record),
+            "stored": now_iso(),
+        }
+        with self._lock:
+            try:
+                with self.db.atomic():
+                    table = self.db["games"]
+                    table.insert(row)
+                    self.db["tournaments"].update(tournament_id, {"updated": row["stored"]})
+                    return int(table.last_pk)
+            except sqlite3.IntegrityError as exc:
+                if "UNIQUE" in str(exc):
+                    raise DuplicateGameError(
+                        f"game {key} of tournament {tournament_id} is already stored") from None
+                raise
+
+    def games(self, tournament_id: int, *, with_record: bool = True) -> list[dict[str, Any]]:
+        """The tournament's finished games in schedule order."""
+        columns = "*" if with_record else (
+            "id, tournament, key, seq, round, pairing, game_index, pair, game, white, black, "
+            "result, termination, detail, plies, opening, start_time, end_time")
+        return self._rows("games", f"select {columns} from games where tournament = ? "
+                          "order by seq, id", [tournament_id])
+
+    def count_games(self, tournament_id: int) -> int:
+        with self._lock:
+            return self.db.execute("select count(*) from games where tournament = ?",
+                                   [tournament_id]).fetchone()[0]
+
+    # -- events ----------------------------------------------------------
+
+    def add_event(self, tournament_id: int, kind: str, detail: str, *,
+                  engine: str | None = None, key: str | None = None) -> None:
+        """Something worth knowing that is not a game: a crash, a restart, a
+        failed handshake, an interruption."""
+        with self._lock, self.db.atomic():
+            self.db["events"].insert({"tournament": tournament_id, "time": now_iso(),
+                                      "kind": kind, "engine": engine, "key": key,
+                                      "detail": detail})
+
+    def events(self, tournament_id: int) -> list[dict[str, Any]]:
+        return self._rows("events", "select * from events where tournament = ? order by id",
+                          [tournament_id])

@@ -1,0 +1,475 @@
+"""The engine SDK: a Python object with ``choose_move`` becomes a complete engine.
+
+Subclass :class:`Engine`, implement :meth:`Engine.choose_move`, and call
+:func:`run` (``python -m sample_engines.random`` does exactly that).  The SDK
+does the rest of ``specs/protocol.md``: the handshake and options (including
+the game-selection combo :data:`~protocol.messages.GAME_OPTION`), position
+tracking through the referee (``arbiter.games``), time management from the
+clock fields of ``go``, ``stop`` and ``isready`` during a search, ``query``
+and ``quit``.  Every line is flushed as it is written.
+
+Threads, because ``stop`` and ``isready`` must be answered while the engine
+thinks: the main thread reads stdin and answers at once; each ``go`` runs
+``choose_move`` in a worker thread, which checks :meth:`SearchLimits.stopped`
+as often as it can.  This is the only module of ``protocol/`` that does I/O.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import BinaryIO, Callable, ClassVar, TextIO
+
+from arbiter.games import GAME_NAMES, Game, GameError, Position, get_game
+
+from . import messages as m
+from .codec import LineSplitter, ProtocolError, parse_arbiter_line, tokenize
+
+#: Milliseconds kept back from every time budget: the SDK's own latency
+#: (reading the line, building the position, writing ``bestmove``) on a busy
+#: machine.  The arbiter's clock runs from ``go`` written to ``bestmove`` read.
+MOVE_OVERHEAD_MS = 30
+
+#: With a clock and no ``movestogo``, plan as if this many moves remain.
+DEFAULT_MOVES_TO_GO = 30
+
+#: Never plan to spend more than this share of the remaining clock on one move.
+MAX_CLOCK_SHARE = 0.5
+
+#: ``go`` without any limit: a search this long (an arbiter always sends one).
+DEFAULT_BUDGET_MS = 1_000
+
+
+def time_budget_ms(go: m.Go, mover_is_p1: bool) -> float | None:
+    """Milliseconds this move may take, or None for no time limit.
+
+    With a clock: the remaining time spread over the moves to go (30 when
+    ``movestogo`` is absent, ``movestogo + 1`` when present, so the last move
+    before a time control keeps a reserve), plus half the increment, never more
+    than half the clock, minus :data:`MOVE_OVERHEAD_MS`.  ``movetime`` is a
+    hard cap.  With ``infinite`` or only depth/nodes: None.
+    """
+    budgets: list[float] = []
+    if go.movetime is not None:
+        budgets.append(go.movetime - min(MOVE_OVERHEAD_MS, go.movetime / 4))
+    clock = go.p1time if mover_is_p1 else go.p2time
+    if clock is not None:
+        increment = (go.p1inc if mover_is_p1 else go.p2inc) or 0
+        remaining = max(0.0, clock - MOVE_OVERHEAD_MS)
+        moves_to_go = go.movestogo + 1 if go.movestogo else DEFAULT_MOVES_TO_GO
+        share = remaining / moves_to_go + increment / 2
+        budgets.append(min(share, remaining * MAX_CLOCK_SHARE))
+    if budgets:
+        return max(0.0, min(budgets))
+    if go.infinite or go.depth is not None or go.nodes is not None:
+        return None
+    return DEFAULT_BUDGET_MS
+
+
+@dataclass
+class SearchLimits:
+    """What one search may spend.  Engines poll :meth:`stopped`.
+
+    ``budget`` is in seconds (None: no time limit); ``depth`` and ``nodes``
+    come straight from ``go``; ``infinite`` means the SDK holds ``bestmove``
+    back until ``stop``, whenever the engine finishes."""
+
+    budget: float | None = None
+    depth: int | None = None
+    nodes: int | None = None
+    infinite: bool = False
+    go: m.Go = field(default_factory=m.Go)
+    start: float = field(default_factory=time.monotonic)
+    stop_event: threading.Event = field(default_factory=threading.Event)
+
+    @classmethod
+    def from_go(cls, go: m.Go, mover_is_p1: bool) -> "SearchLimits":
+        budget = time_budget_ms(go, mover_is_p1)
+        return cls(
+            budget=None if budget is None else budget / 1000,
+            depth=go.depth,
+            nodes=go.nodes,
+            infinite=go.infinite,
+            go=go,
+        )
+
+    @classmethod
+    def fixed(cls, *, nodes: int | None = None, depth: int | None = None,
+              seconds: float | None = None) -> "SearchLimits":
+        """Limits for calling an engine directly from Python (tests, benches)."""
+        return cls(budget=seconds, depth=depth, nodes=nodes)
+
+    def elapsed(self) -> float:
+        """Seconds since the search started."""
+        return time.monotonic() - self.start
+
+    def elapsed_ms(self) -> int:
+        return int(self.elapsed() * 1000)
+
+    @property
+    def stop_requested(self) -> bool:
+        """``stop`` (or ``quit``) arrived."""
+        return self.stop_event.is_set()
+
+    def out_of_time(self) -> bool:
+        return self.budget is not None and self.elapsed() >= self.budget
+
+    def stopped(self) -> bool:
+        """True when the search must end now: ``stop`` came or time is up."""
+        return self.stop_event.is_set() or (
+            self.budget is not None and time.monotonic() - self.start >= self.budget
+        )
+
+
+class Engine:
+    """Base class of an engine.  Override :meth:`choose_move`; optionally
+    :attr:`options`, :meth:`on_option`, :meth:`new_game`.
+
+    The SDK keeps ``self.game`` (the selected :class:`Game`) and
+    ``self.values`` (option values by declared name: bool for check, int for
+    spin, str for combo/string) up to date, and ``self.rng`` seeded from the
+    ``Seed`` option when the engine declares one (0 = fresh entropy).
+    """
+
+    name: ClassVar[str] = "Engine"
+    author: ClassVar[str] = "Arbiter project"
+    #: Engine-specific options; the SDK adds the game combo in front.
+    options: ClassVar[tuple[m.OptionDecl, ...]] = ()
+
+    def __init__(self, game: str = "troll") -> None:
+        self.game: Game = get_game(game)
+        self.rng = random.Random()
+        self.values: dict[str, object] = {}
+        self._emit: Callable[[str], None] = lambda line: None
+        for decl in self.all_options():
+            if decl.default is not None and decl.type != "button":
+                self.values[decl.name] = _typed(decl, decl.default)
+        self._seed_rng()
+
+    # -- what subclasses implement --------------------------------------------
+
+    def choose_move(self, position: Position, limits: SearchLimits) -> str:
+        """A legal move of ``position`` (not terminal), within ``limits``."""
+        raise NotImplementedError
+
+    def new_game(self) -> None:
+        """``uginewgame``: forget whatever belongs to the previous game."""
+
+    def on_option(self, name: str, value: object) -> None:
+        """An option changed (``value`` is typed; None for a button)."""
+
+    # -- helpers for subclasses ------------------------------------------------
+
+    def info(self, **fields: object) -> None:
+        """Report progress: ``self.info(depth=3, nodes=1200, score_cp=35, pv=("d5",))``.
+
+        Safe to call from the search thread; a no-op when not running under :func:`run`."""
+        self._emit(m.Info(**fields).to_line())  # type: ignore[arg-type]
+
+    # -- plumbing --------------------------------------------------------------
+
+    @classmethod
+    def all_options(cls) -> tuple[m.OptionDecl, ...]:
+        game_combo = m.OptionDecl(m.GAME_OPTION, "combo", "troll", vars=GAME_NAMES)
+        return (game_combo,) + tuple(cls.options)
+
+    def select_game(self, name: str) -> None:
+        self.game = get_game(name)
+        self.values[m.GAME_OPTION] = self.game.name
+
+    def set_option(self, name: str, value: str | None) -> None:
+        """Validate and apply ``setoption``; ProtocolError says what is wrong."""
+        decl = next((d for d in self.all_options() if d.name.lower() == name.lower()), None)
+        if decl is None:
+            raise ProtocolError(f"unknown option {name!r}")
+        value = decl.validate_value(value)
+        if decl.name == m.GAME_OPTION:
+            assert value is not None
+            self.select_game(value)
+            return
+        typed = None if value is None else _typed(decl, value)
+        if typed is not None:
+            self.values[decl.name] = typed
+        if decl.name == "Seed":
+            self._seed_rng()
+        self.on_option(decl.name, typed)
+
+    def _seed_rng(self) -> None:
+        seed = self.values.get("Seed")
+        self.rng = random.Random(seed if isinstance(seed, int) and seed != 0 else None)
+
+
+def _typed(decl: m.OptionDecl, value: str) -> object:
+    if decl.type == "check":
+        return value == "true"
+    if decl.type == "spin":
+        return int(value)
+    return value
+
+
+def query_answer(position: Position | None, what: str) -> str:
+    """The ``response`` word for ``query what`` in ``position`` (p1 = the side
+    that moves first in its game)."""
+    if position is None:
+        return "none" if what == "result" else "false"
+    first = position.game.first
+    if what == "p1turn":
+        return "true" if position.to_move is first else "false"
+    outcome = position.outcome()
+    if what == "gameover":
+        return "true" if outcome is not None else "false"
+    if outcome is None:
+        return "none"
+    if outcome.winner is None:
+        return "draw"
+    return "p1win" if outcome.winner is first else "p2win"
+
+
+def lenient_go(line: str) -> m.Go:
+    """The limits of a ``go`` line that makes sense, with unknown words,
+    bad values and repeats dropped (at worst a bare ``go``)."""
+    words = tokenize(line)[1:]
+    values: dict[str, object] = {}
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word == "infinite":
+            values["infinite"] = True
+        elif word in m.GO_INT_FIELDS and index + 1 < len(words):
+            try:
+                number = m.parse_int(words[index + 1], word)
+                m.Go(**{word: number})  # type: ignore[arg-type]
+            except ProtocolError:
+                pass
+            else:
+                values.setdefault(word, number)
+            index += 1
+        index += 1
+    return m.Go(**values)  # type: ignore[arg-type]
+
+
+class EngineRunner:
+    """The stdin/stdout loop around one :class:`Engine`."""
+
+    def __init__(self, engine: Engine, stdin: BinaryIO | int = 0, stdout: TextIO | None = None):
+        self.engine = engine
+        self._in_fd = stdin if isinstance(stdin, int) else stdin.fileno()
+        self._out = stdout if stdout is not None else sys.stdout
+        self._out_lock = threading.Lock()
+        self._fen: str | None = None
+        self._moves: tuple[str, ...] = ()
+        self._position: Position | None = engine.game.start()
+        self._search: threading.Thread | None = None
+        self._limits: SearchLimits | None = None
+        engine._emit = self.write
+
+    # -- output ------------------------------------------------------------------
+
+    def write(self, line: str) -> None:
+        with self._out_lock:
+            try:
+                self._out.write(line + "\n")
+                self._out.flush()
+            except (BrokenPipeError, ValueError):
+                pass  # the arbiter went away: nothing left to tell it
+
+    def error(self, text: str) -> None:
+        """Problems are reported as ``info string``: nothing else may be unasked."""
+        self.write(m.Info(string=" ".join(("error: " + text).split())).to_line())
+
+    # -- input loop ------------------------------------------------------------------
+
+    def run(self) -> None:
+        splitter = LineSplitter()
+        while True:
+            try:
+                data = os.read(self._in_fd, 65536)
+            except OSError:
+                data = b""
+            if not data:  # EOF: the arbiter is gone; act on a last unterminated line
+                try:
+                    last = splitter.close()
+                except ProtocolError:
+                    last = None
+                if last is not None and self.handle(last) is False:
+                    return
+                # Let a running timed search answer (handy from a shell);
+                # an infinite one is stopped first.
+                infinite = self._limits is not None and self._limits.infinite
+                self._finish_search(stop=infinite, wait=True)
+                return
+            try:
+                lines = splitter.feed(data)
+            except ProtocolError as exc:
+                self.error(str(exc))
+                lines = exc.lines
+            for line in lines:
+                if self.handle(line) is False:
+                    self._finish_search(stop=True, wait=False)
+                    return
+
+    def handle(self, line: str) -> bool:
+        """Act on one line; False when the engine must exit."""
+        try:
+            msg = parse_arbiter_line(line)
+        except ProtocolError as exc:
+            if exc.command != "go":
+                self.error(str(exc))
+                return True
+            # A `go` must be answered whatever it says: search with what it
+            # says that makes sense (another manager may send UCI's `ponder`).
+            msg = lenient_go(line)
+            self.error(f"{exc}; searching with '{msg.to_line()}'")
+        if msg is None:
+            return True
+        if isinstance(msg, m.Quit):
+            return False
+        if isinstance(msg, m.IsReady):
+            self.write("readyok")
+        elif isinstance(msg, m.Stop):
+            self._finish_search(stop=True, wait=False)
+        elif isinstance(msg, m.Query):
+            self.write(m.Response(query_answer(self._position, msg.what)).to_line())
+        elif isinstance(msg, m.Ugi):
+            self._handshake()
+        else:
+            # Everything else changes what a search would see: finish the
+            # running one first (an arbiter should have waited for bestmove).
+            self._finish_search(stop=True, wait=True)
+            if isinstance(msg, m.SetOption):
+                self._set_option(msg)
+            elif isinstance(msg, m.UgiNewGame):
+                self.engine.new_game()
+            elif isinstance(msg, m.SetPosition):
+                self._set_position(msg)
+            elif isinstance(msg, m.Go):
+                self._go(msg)
+        return True
+
+    def _handshake(self) -> None:
+        self.write(m.IdName(self.engine.name).to_line())
+        self.write(m.IdAuthor(self.engine.author).to_line())
+        for decl in self.engine.all_options():
+            if decl.name == m.GAME_OPTION:
+                decl = m.OptionDecl(decl.name, "combo", self.engine.game.name, vars=decl.vars)
+            self.write(decl.to_line())
+        self.write("ugiok")
+
+    def _set_option(self, msg: m.SetOption) -> None:
+        game_before = self.engine.game
+        try:
+            self.engine.set_option(msg.name, msg.value)
+        except ProtocolError as exc:
+            self.error(f"setoption: {exc}")
+            return
+        if self.engine.game is not game_before:
+            self._fen, self._moves = None, ()
+            self._position = self.engine.game.start()
+
+    def _set_position(self, msg: m.SetPosition) -> None:
+        game = self.engine.game
+        start: Position | None = None
+        todo: tuple[str, ...] = msg.moves
+        # A move list that extends the last one: play only the new moves.
+        if (self._position is not None and msg.fen == self._fen
+                and msg.moves[: len(self._moves)] == self._moves):
+            start, todo = self._position, msg.moves[len(self._moves):]
+        try:
+            if start is None:
+                start = game.from_fen(msg.fen) if msg.fen is not None else game.start()
+            position = start
+            for ply, move in enumerate(todo, start=len(msg.moves) - len(todo) + 1):
+                try:
+                    position = position.play(move)
+                except GameError as exc:
+                    raise GameError(f"ply {ply}: {exc}") from None
+        except Exception as exc:  # GameError, or a referee bug: report, never crash
+            self._fen, self._moves, self._position = None, (), None
+            self.error(f"position ({game.name}): {exc}")
+            return
+        self._fen, self._moves, self._position = msg.fen, msg.moves, position
+
+    def _go(self, go: m.Go) -> None:
+        position = self._position
+        if position is None:
+            self.error("go without a valid position")
+            self.write(m.BestMove("none").to_line())
+            return
+        mover_is_p1 = position.to_move is position.game.first
+        limits = SearchLimits.from_go(go, mover_is_p1)
+        self._limits = limits
+        self._search = threading.Thread(
+            target=self._search_and_answer, args=(position, limits), name="search", daemon=True
+        )
+        self._search.start()
+
+    def _search_and_answer(self, position: Position, limits: SearchLimits) -> None:
+        """The worker thread: whatever the engine does, exactly one bestmove."""
+        legal = position.legal_moves()
+        move = legal[0] if legal else "none"
+        if not legal:
+            self.error("go in a finished game")
+        else:
+            try:
+                chosen = self.engine.choose_move(position, limits)
+                if isinstance(chosen, str) and position.is_legal(chosen):
+                    move = position.parse_move(chosen)
+                else:
+                    self.error(f"engine chose {chosen!r}, not legal here; playing {move}")
+            except Exception as exc:  # an engine bug must not leave the arbiter waiting
+                self.error(f"search failed: {type(exc).__name__}: {exc}; playing {move}")
+        if limits.infinite:
+            limits.stop_event.wait()  # bestmove only after stop in infinite mode
+        self.write(m.BestMove(move).to_line())
+
+    def _finish_search(self, *, stop: bool, wait: bool) -> None:
+        if self._search is None:
+            return
+        if stop and self._limits is not None:
+            self._limits.stop_event.set()
+        if wait:
+            self._search.join()
+        if not self._search.is_alive():
+            self._search = None
+
+
+def run(engine_class: type[Engine], argv: list[str] | None = None) -> None:
+    """Entry point of ``python -m sample_engines.<name> [--game G]``."""
+    parser = argparse.ArgumentParser(description=f"{engine_class.name}: a UGI engine "
+                                     "(see specs/protocol.md); speaks on stdin/stdout.")
+    parser.add_argument("--game", default="troll", choices=GAME_NAMES,
+                        help="the game to play when the arbiter does not set "
+                        f"{m.GAME_OPTION} (default: troll)")
+    for decl in engine_class.options:
+        if decl.type in ("spin", "string", "combo", "check"):
+            parser.add_argument(f"--{decl.name.lower().replace(' ', '-')}", dest=f"opt_{decl.name}",
+                                metavar="VALUE", help=f"initial value of option {decl.name}")
+    args = parser.parse_args(argv)
+    engine = engine_class(args.game)
+    for decl in engine_class.options:
+        value = getattr(args, f"opt_{decl.name}", None)
+        if value is not None:
+            try:
+                engine.set_option(decl.name, value)
+            except ProtocolError as exc:
+                parser.error(str(exc))
+    try:
+        EngineRunner(engine).run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        try:
+            sys.stdout.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+    # Daemon search threads must not hold the exit; skip interpreter teardown.
+    os._exit(0)
+
+
+__all__ = ["Engine", "EngineRunner", "SearchLimits", "run", "time_budget_ms", "query_answer",
+           "MOVE_OVERHEAD_MS"]

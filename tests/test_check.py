@@ -1,0 +1,292 @@
+"""The conformance checker (``arbiter check``, specs/check.md) against real engines.
+
+* every sample engine passes every check, for every game (specs/check.md §The checks);
+* each misbehaving engine (``tests/bad_engines/`` from the match tests, and
+  ``tests/check_engines/`` for what only the checker looks at) fails exactly
+  the checks it should, with a message that says what happened;
+* the checker never hangs (each run is under a deadline here, and hung
+  engines cost it only its own deadlines) and leaves no process behind;
+* the stored positions are what they claim to be (specs/check.md §Positions).
+
+Deadlines: the healthy engines get a margin of seconds on every timed search,
+so that a loaded machine cannot make them late; the misbehaving ones get short
+stop/quit/ready timeouts, since their verdicts do not depend on speed (a hung
+engine never answers, however long the wait).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import trio
+
+from arbiter.check import CHECKS, CheckReport, CheckSettings, Status, run_checks
+from arbiter.check_positions import (
+    FEATURES,
+    QUICK_FEATURES,
+    final_positions,
+    positions,
+)
+from arbiter.engine import EngineConfig
+from arbiter.games import GAME_NAMES, get_game
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BAD = os.path.join(HERE, "bad_engines")
+CHECKERS = os.path.join(HERE, "check_engines")
+
+#: healthy engines: generous deadlines (verdicts must not depend on machine load)
+HEALTHY = CheckSettings(quick=True, margin_ms=3000, movetime_ms=50, quiet_wait=0.3, quit_grace=5,
+                        infinite_wait=0.3)
+#: misbehaving engines: short waits where they hang, generous margins where they answer
+SHORT = CheckSettings(quick=True, margin_ms=2000, movetime_ms=50, quiet_wait=1.0,
+                      infinite_wait=0.3, handshake_timeout=3, ready_timeout=1.5,
+                      stop_timeout=0.5, quit_grace=3, stall_timeout=3)
+
+#: small searches for the sample engines (options through the engine spec)
+SAMPLE_OPTIONS = {
+    "random": {},
+    "greedy": {},
+    "mcts": {"Iterations": "20", "PlayoutPlies": "10"},
+}
+
+
+def sample(engine: str) -> EngineConfig:
+    return EngineConfig(cmd=f"{sys.executable} -m sample_engines.{engine}",
+                        options=dict(SAMPLE_OPTIONS[engine]))
+
+
+def script(path: str, *args: str, **env: str) -> EngineConfig:
+    return EngineConfig(cmd=f"{sys.executable} {path}", args=list(args), env=dict(env))
+
+
+def describe(report: CheckReport) -> str:
+    """Every result that is not PASS, with its problems and transcript (assert messages)."""
+    lines = [f"{report.engine} on {report.game}:"]
+    for result in report.results:
+        if result.status is not Status.PASS:
+            lines.append(f"  {result.status} {result.name}: {result.happened}")
+            lines.extend(f"      {line}" for line in result.transcript[:20])
+    return "\n".join(lines)
+
+
+def statuses(report: CheckReport, status: Status) -> set[str]:
+    return {r.name for r in report.results if r.status is status}
+
+
+def group_alive(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of process group ``pgid``."""
+    alive = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                text = f.read()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            alive.append(int(entry))
+    return alive
+
+
+def assert_nothing_left(report: CheckReport) -> None:
+    assert report.pids, "no engine process was started"
+    for pid in report.pids:
+        assert group_alive(pid) == [], f"engine process group {pid} left running"
+
+
+# --- the positions -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_positions_show_their_features(game):
+    """Loading re-verifies every entry with the referee (specs/check.md §Positions);
+    here: every special feature is present, the quick set has each quick
+    feature, both sides are to move somewhere, and finished games exist."""
+    entries = positions(game)
+    features = {e.feature for e in entries}
+    assert features == set(FEATURES[game]), f"missing: {set(FEATURES[game]) - features}"
+    quick = positions(game, quick=True)
+    assert {e.feature for e in quick} == set(QUICK_FEATURES[game])
+    the_game = get_game(game)
+    movers = {e.position().to_move for e in quick}
+    assert movers == {the_game.first, the_game.first.other}
+    finals = final_positions(game)
+    assert len({f.result for f in finals}) >= 2
+    for final in finals:
+        assert final.position().outcome().result == final.result
+
+
+def test_special_positions_are_special():
+    """Spot checks of what the features promise (specs/check.md §Positions)."""
+    troll = {e.feature: e for e in positions("troll")}
+    assert troll["pass"].position().legal_moves() == ["pass"]
+    assert troll["after-pass"].moves[-1] == "pass"
+    atoll = {e.feature: e for e in positions("atoll")}
+    assert "swap" in atoll["swap-offer"].position().legal_moves()
+    assert atoll["after-swap"].moves[1] == "swap"
+    talisman = {e.feature: e for e in positions("talisman")}
+    assert talisman["placement-p1"].position().ply < 12
+    morris = {e.feature: e for e in positions("morris")}
+    assert any("x" in m for m in morris["placing-mill"].position().legal_moves())
+
+
+# --- healthy engines ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["random", "greedy", "mcts"])
+async def test_sample_engine_passes_every_check_for_every_game(engine):
+    """specs/check.md: each sample engine, all four games at once, quick suite:
+    every check PASSes (the advice ones too), and no process is left."""
+    reports: dict[str, CheckReport] = {}
+
+    async def one(game: str) -> None:
+        reports[game] = await run_checks(game, sample(engine), HEALTHY)
+
+    with trio.fail_after(240):
+        async with trio.open_nursery() as nursery:
+            for game in GAME_NAMES:
+                nursery.start_soon(one, game)
+    for game, report in reports.items():
+        assert report.passed, describe(report)
+        assert statuses(report, Status.PASS) == {spec.name for spec in CHECKS}, describe(report)
+        assert_nothing_left(report)
+
+
+def test_cli_check_json_passes_and_lists_every_check(tmp_path):
+    """Through the real CLI: exit status 0, the JSON report (specs/check.md §Verdicts)."""
+    spec = f"cmd={sys.executable} arg=-m arg=sample_engines.random"
+    done = subprocess.run(
+        [sys.executable, "-m", "arbiter", "check", "atoll", "--engine", spec, "--quick", "--json",
+         "--margin", "3000", "--movetime", "50", "--log", str(tmp_path)],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["passed"] is True
+    assert report["game"] == "atoll" and report["id_name"] == "Random"
+    assert [c["name"] for c in report["checks"]] == [spec.name for spec in CHECKS]
+    assert all(c["status"] == "PASS" for c in report["checks"])
+    assert report["counts"]["PASS"] == len(CHECKS)
+    assert os.listdir(tmp_path), "--log wrote no I/O log"
+
+
+# --- misbehaving engines ----------------------------------------------------------------------
+
+#: engine -> (config, checks that must FAIL (exactly), a phrase of the first FAIL's message).
+#: Advice checks and WARNs are not counted: the _base engines answer no query and
+#: write no info (WARN), and answer `go infinite` at once (WARN).
+BAD_CASES = {
+    # plays the game's first move again on its second search: position.startpos
+    # sends the second search of the first process
+    "illegal": (script(os.path.join(BAD, "illegal.py")), {"position.startpos"}, "is occupied"),
+    # `bestmove` with no move, always: three search checks fail, the rest are
+    # skipped, go.infinite (the stop check) still runs
+    "garbage": (script(os.path.join(BAD, "garbage.py"), "empty"),
+                {"position.startpos", "position.fen", "position.moves", "go.infinite"},
+                "malformed bestmove"),
+    "silent": (script(os.path.join(BAD, "silent.py")), {"startup.handshake"}, "no ugiok within 3 s"),
+    "hang_go": (script(os.path.join(BAD, "hang_go.py")),
+                {"position.startpos", "position.fen", "position.moves"}, "no bestmove within"),
+    "ignore_stop": (script(os.path.join(BAD, "ignore_stop.py")),
+                    {"position.startpos", "position.fen", "position.moves", "go.infinite"},
+                    "no bestmove within"),
+    "ignore_quit": (script(os.path.join(BAD, "ignore_quit.py")), {"quit"}, "still running 3 s after quit"),
+    # 4 MB of info before each bestmove: reading it takes time on a loaded machine,
+    # hence the large margin (see SETTINGS)
+    "flood_info": (script(os.path.join(BAD, "flood_info.py")), {"output.flood"}, "info lines"),
+    "double_bestmove": (script(os.path.join(BAD, "double_bestmove.py")), {"output.unasked"},
+                        "while not searching"),
+    # every process writes `readyok` at start: before ugi in the first one (the
+    # checker waits there), after ugi in the restarted ones (nobody asked for it)
+    "stray_output": (script(os.path.join(CHECKERS, "stray_output.py")),
+                     {"startup.quiet", "output.unasked"}, "'readyok' before ugi"),
+    "bad_option": (script(os.path.join(CHECKERS, "bad_option.py")), {"startup.options"},
+                   "default 5000 outside [1, 1024]"),
+    "no_flush": (script(os.path.join(CHECKERS, "no_flush.py")), {"startup.handshake", "output.flush"},
+                 "no ugiok within"),
+    "stale_board": (script(os.path.join(CHECKERS, "stale_board.py")), {"repeat"}, "the rounds differ"),
+}
+
+
+#: per-engine settings where SHORT would make a verdict depend on the machine's speed
+SETTINGS = {"flood_info": dataclasses.replace(SHORT, margin_ms=20_000)}
+
+
+async def test_misbehaving_engines_fail_exactly_their_checks(tmp_path):
+    """specs/check.md: each engine with one fault fails exactly the checks
+    that look at that fault, says so in the first problem, never hangs the
+    checker, and leaves no process (nor child) behind."""
+    child_file = tmp_path / "child.pid"
+    cases = dict(BAD_CASES)
+    cases["spawn_child"] = (script(os.path.join(BAD, "spawn_child.py"), str(child_file)), {"quit"},
+                            "left 1 process(es) running")
+    reports: dict[str, CheckReport] = {}
+
+    async def one(name: str, config: EngineConfig) -> None:
+        reports[name] = await run_checks("troll", config, SETTINGS.get(name, SHORT))
+
+    with trio.fail_after(150):  # the checker never hangs
+        async with trio.open_nursery() as nursery:
+            for name, (config, _, _) in cases.items():
+                nursery.start_soon(one, name, config)
+    for name, (_, failing, phrase) in cases.items():
+        report = reports[name]
+        assert statuses(report, Status.FAIL) == failing, f"{name}: " + describe(report)
+        first = next(r for r in report.results if r.status is Status.FAIL)
+        assert phrase in first.happened, f"{name}: {first.happened}"
+        assert first.expected and first.transcript, f"{name}: no expectation or transcript"
+        assert not report.passed
+        assert_nothing_left(report)
+    # the child that ignores SIGTERM/SIGHUP was killed with the engine's group
+    child = int(child_file.read_text())
+    assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] in "ZX"
+
+
+async def test_banner_before_ugi_only_warns():
+    """specs/check.md §startup.quiet: text that is no protocol message is a WARN."""
+    report = await run_checks("talisman", script(os.path.join(CHECKERS, "stray_output.py"), "banner"), SHORT)
+    assert report.result("startup.quiet").status is Status.WARN
+    assert "Stray 1.0 by nobody" in report.result("startup.quiet").happened
+    assert report.passed, describe(report)
+
+
+async def test_engine_that_does_not_play_the_game_skips_the_game_checks():
+    """specs/check.md §startup.game: the UGI_Game combo must list the game."""
+    config = script(os.path.join(BAD, "instant.py"), BAD_ENGINE_GAMES="troll morris")
+    report = await run_checks("atoll", config, SHORT)
+    assert statuses(report, Status.FAIL) == {"startup.game"}
+    assert "does not list atoll" in report.result("startup.game").happened
+    assert report.result("legality").status is Status.SKIP
+    assert report.result("quit").status is Status.PASS
+
+
+def test_cli_reports_a_failure_with_transcript_and_exit_status_1():
+    """The human report: table, expected / happened / transcript of each FAIL."""
+    spec = f"cmd={sys.executable} arg={os.path.join(BAD, 'illegal.py')}"
+    done = subprocess.run(
+        [sys.executable, "-m", "arbiter", "check", "morris", "--engine", spec, "--quick",
+         "--margin", "3000", "--ready-timeout", "1"],
+        capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stdout + done.stderr
+    out = done.stdout
+    assert "FAIL position.startpos" in out
+    assert "expected:" in out and "happened:" in out and "transcript:" in out
+    assert "illegal move" in out and "> position startpos moves" in out
+    assert "FAILS 1 mandatory check(s): position.startpos" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["chess", "--engine", "cmd=x"], "unknown game 'chess'"),
+    (["troll", "--engine", "name=x"], "no cmd="),
+])
+def test_cli_bad_input_is_a_clear_error(args, message):
+    done = subprocess.run([sys.executable, "-m", "arbiter", "check", *args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr

@@ -1,0 +1,154 @@
+"""Clock arithmetic of every time control (specs/match.md §Time controls).
+
+Pure: elapsed times are given, nothing is timed."""
+
+from __future__ import annotations
+
+import pytest
+
+from arbiter.clock import Clock, TimeControl, TimeControlError, go_fields
+
+
+@pytest.mark.parametrize("text, fields", [
+    ("40/60+0.5", dict(moves=40, base_ms=60_000, inc_ms=500)),
+    ("40/60", dict(moves=40, base_ms=60_000)),
+    ("60+0.5", dict(base_ms=60_000, inc_ms=500)),
+    ("0.5+0.01", dict(base_ms=500, inc_ms=10)),
+    ("1:30+1", dict(base_ms=90_000, inc_ms=1000)),
+    ("40/1:30", dict(moves=40, base_ms=90_000)),
+    ("st=2", dict(movetime_ms=2000)),
+    ("st=0.05", dict(movetime_ms=50)),
+    ("depth=8", dict(depth=8)),
+    ("nodes=100000", dict(nodes=100_000)),
+    ("nodes=1e5", dict(nodes=100_000)),
+    ("inf", dict()),
+    ("60+1,depth=12", dict(base_ms=60_000, inc_ms=1000, depth=12)),
+    ("st=1,nodes=500", dict(movetime_ms=1000, nodes=500)),
+    ("inf,depth=3", dict(depth=3)),
+])
+def test_parse(text, fields):
+    tc = TimeControl.parse(text)
+    assert tc == TimeControl(**fields)
+    assert TimeControl.parse(str(tc)) == tc  # the canonical spelling round-trips
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", "empty"),
+    ("abc", "is not moves/seconds"),
+    ("60+", "is not moves/seconds"),
+    ("0+1", "more than 0"),
+    ("40/0", "more than 0"),
+    ("0/60", ">= 1"),
+    ("st=0", "more than 0"),
+    ("st=x", "not a number"),
+    ("depth=0", ">= 1"),
+    ("depth=2.5", ">= 1"),
+    ("nodes=-3", ">= 1"),
+    ("nodes=abc", "not a whole number"),
+    ("60+1,30+1", "two clocks"),
+    ("st=1,st=2", "given twice"),
+    ("hash=3", "unknown term"),
+    ("1:2:3", "minutes:seconds"),
+    ("nan", "is not moves/seconds"),
+])
+def test_parse_errors_say_why(text, words):
+    with pytest.raises(TimeControlError) as info:
+        TimeControl.parse(text)
+    assert words in str(info.value)
+    assert repr(text) in str(info.value)
+
+
+def test_fischer_increment_added_after_the_move():
+    clock = Clock(TimeControl.parse("10+1"))
+    assert clock.remaining_ms == 10_000  # the first go shows the bare base time
+    assert clock.stop(2500)
+    assert clock.remaining_ms == 10_000 - 2500 + 1000
+    assert clock.stop(0)
+    assert clock.remaining_ms == 9500.0
+    assert clock.moves_to_go is None
+    assert clock.clock_ms() == 9500
+
+
+def test_fischer_flag_and_margin():
+    clock = Clock(TimeControl.parse("1+0"), timemargin_ms=50)
+    assert clock.deadline_ms() == 1050
+    assert not clock.is_over_time(1050)
+    assert clock.is_over_time(1050.5)
+    # over the clock but inside the margin: allowed, and the clock stops at 0 (no debt)
+    assert clock.stop(1030)
+    assert clock.remaining_ms == 0
+    assert clock.deadline_ms() == 50
+    assert not clock.stop(51)  # flagged: the clock is left as it was
+    assert clock.remaining_ms == 0
+
+
+def test_moves_per_period_repeats_and_counts_down():
+    clock = Clock(TimeControl.parse("3/6+0.5"))
+    assert clock.moves_to_go == 3
+    assert clock.stop(1000)
+    assert (clock.moves_to_go, clock.remaining_ms) == (2, 5500)
+    assert clock.stop(1000)
+    assert (clock.moves_to_go, clock.remaining_ms) == (1, 5000)
+    assert clock.stop(1000)  # end of the period: + base time again
+    assert (clock.moves_to_go, clock.remaining_ms) == (3, 4500 + 6000)
+    for _ in range(3):
+        assert clock.stop(0)
+    assert (clock.moves_to_go, clock.remaining_ms) == (3, 10_500 + 1500 + 6000)
+
+
+def test_moves_per_period_flag_before_the_refill():
+    clock = Clock(TimeControl.parse("2/1"))
+    assert clock.stop(600)
+    assert clock.moves_to_go == 1
+    assert not clock.stop(401)  # 400 ms left for the last move of the period
+
+
+def test_movetime():
+    clock = Clock(TimeControl.parse("st=0.2"), timemargin_ms=10)
+    assert clock.remaining_ms is None and clock.clock_ms() is None
+    assert clock.deadline_ms() == 210
+    assert clock.stop(209)
+    assert clock.deadline_ms() == 210  # fixed per move, nothing carries over
+    assert not clock.stop(211)
+
+
+@pytest.mark.parametrize("text", ["depth=3", "nodes=10", "inf"])
+def test_limits_without_a_clock_use_the_stall_limit(text):
+    clock = Clock(TimeControl.parse(text), stall_ms=1234)
+    assert not clock.tc.is_timed
+    assert clock.deadline_ms() == 1234  # a deadline is always armed
+    assert not clock.is_over_time(10**9)  # never a time forfeit: a stall
+    assert clock.stop(5000)
+    assert clock.clock_ms() is None
+
+
+def test_go_fields_both_clocks_p1_is_the_first_mover():
+    white = Clock(TimeControl.parse("40/60+0.5"))
+    black = Clock(TimeControl.parse("30+0.25"))
+    white.stop(1500)
+    # White moves, and White is p1 (troll, morris, talisman)
+    assert go_fields(white, black, True) == dict(
+        p1time=59_000, p1inc=500, p2time=30_000, p2inc=250, movestogo=39)
+    # Black moves, and Black is p1 (atoll): Black's own fields are p1's
+    assert go_fields(black, white, True) == dict(
+        p1time=30_000, p1inc=250, p2time=59_000, p2inc=500)
+    assert go_fields(black, white, False) == dict(
+        p2time=30_000, p2inc=250, p1time=59_000, p1inc=500)
+
+
+def test_go_fields_of_each_kind():
+    other = Clock(TimeControl.parse("10+0"))
+    assert go_fields(Clock(TimeControl.parse("st=2")), other, True) == dict(movetime=2000)
+    assert go_fields(Clock(TimeControl.parse("depth=5")), other, True) == dict(depth=5)
+    assert go_fields(Clock(TimeControl.parse("nodes=7")), other, False) == dict(nodes=7)
+    assert go_fields(Clock(TimeControl.parse("inf")), other, True) == dict(infinite=True)
+    # a clocked mover facing an opponent without a clock: only his own clock
+    assert go_fields(other, Clock(TimeControl.parse("depth=2")), True) == dict(p1time=10_000, p1inc=0)
+    assert go_fields(Clock(TimeControl.parse("5+1,depth=9")), other, True) == dict(
+        p1time=5000, p1inc=1000, p2time=10_000, p2inc=0, depth=9)
+
+
+def test_go_fields_never_negative_time():
+    clock = Clock(TimeControl.parse("1+0"), timemargin_ms=100)
+    clock.stop(1050)
+    assert go_fields(clock, clock, True)["p1time"] == 0

@@ -1,0 +1,526 @@
+"""Tournaments through the CLI, with real engine processes and real SQLite
+files (specs/tournament.md, specs/storage.md).
+
+Every run uses ``--tc depth=1`` (the sample engines answer at once) and a
+handful of games, so each test takes a second or two.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from arbiter.cli import app
+from arbiter.games import get_game
+from arbiter.schedule import build_schedule, parse_openings
+from arbiter.store import Store
+
+PY = sys.executable
+HERE = Path(__file__).parent / "engines_for_tournament"
+FAST = ["--tc", "depth=1", "--plain"]
+
+
+def spec(name: str, kind: str = "random", **env: str) -> str:
+    text = f"cmd='{PY} -m sample_engines.{kind}' name={name}"
+    return text + "".join(f" env.{k}={v}" for k, v in env.items())
+
+
+def script(name: str, file: str, **env: str) -> str:
+    text = f"cmd='{PY} {HERE / file}' name={name}"
+    return text + "".join(f" env.{k}={v}" for k, v in env.items())
+
+
+def arbiter(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "-m", "arbiter", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def start(*args: str, cwd: Path) -> subprocess.Popen:
+    return subprocess.Popen([PY, "-m", "arbiter", *args], cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def rows(db: Path, tournament: int = 1) -> list[dict]:
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    try:
+        return [dict(r) for r in conn.execute(
+            "select * from games where tournament = ? order by seq", [tournament])]
+    finally:
+        conn.close()
+
+
+def one(db: Path, sql: str, *params):
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql, params).fetchone()
+    finally:
+        conn.close()
+
+
+def count_games(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        return one(db, "select count(*) from games")[0]
+    except sqlite3.OperationalError:  # schema not created yet
+        return 0
+
+
+def wait_for_games(db: Path, n: int, proc: subprocess.Popen, limit: float = 60) -> int:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        done = count_games(db)
+        if done >= n:
+            return done
+        if proc.poll() is not None:
+            pytest.fail(f"arbiter exited early: {proc.stderr.read()}")
+        time.sleep(0.02)
+    pytest.fail(f"fewer than {n} games after {limit} s")
+
+
+def standings_json(db: Path, cwd: Path, *extra: str) -> dict:
+    done = arbiter("standings", "--db", str(db), "--json", *extra, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def assert_clean(done: subprocess.CompletedProcess, code: int = 0) -> None:
+    assert done.returncode == code, done.stderr + done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def processes_with(tag: str) -> list[int]:
+    """Pids of live processes whose environment holds ``tag``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().split(") ", 1)[1][0]
+        except OSError:
+            continue
+        if tag.encode() in environ and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+# --------------------------------------------------------------------------
+# Schedules, colours, openings, concurrency
+# --------------------------------------------------------------------------
+
+
+def test_round_robin_with_concurrency(tmp_path):
+    """specs/tournament.md §Schedule, §Colours, §Concurrency: every pair,
+    colours swapped within each game pair, each engine White half the time,
+    two games at once, one line per game when stdout is not a terminal."""
+    db = tmp_path / "r.db"
+    pgn = tmp_path / "games.pgn"
+    logs = tmp_path / "logs"
+    done = arbiter("tournament", "-g", "troll", "-e", spec("a"), "-e", spec("b"),
+                   "-e", spec("c", "greedy"), "--games", "2", "--rounds", "2",
+                   "--concurrency", "2", "--db", str(db), "--pgn", str(pgn),
+                   "--log", str(logs), *FAST, cwd=tmp_path)
+    assert_clean(done)
+    # §Engine reuse: one I/O log per process; reused across games, so fewer than 2 per game
+    assert 2 <= len(list(logs.iterdir())) < 24
+    games = rows(db)
+    schedule = build_schedule(["a", "b", "c"], games=2, rounds=2)
+    assert len(games) == len(schedule) == 12
+    expected = {g.key: g for g in schedule}
+    for row in games:
+        planned = expected[row["key"]]
+        assert (row["white"], row["black"]) == (planned.white, planned.black)
+        assert (row["round"], row["pairing"], row["pair"]) == (planned.round, planned.pairing, planned.pair)
+    by_pair = defaultdict(list)
+    for row in games:
+        by_pair[(row["pairing"], row["pair"])].append((row["white"], row["black"]))
+    assert all(p[0] == p[1][::-1] for p in by_pair.values()) and len(by_pair) == 6
+    assert Counter(r["white"] for r in games) == {"a": 4, "b": 4, "c": 4}
+    assert sum(1 for line in done.stdout.splitlines() if line.startswith("[")) == 12
+    data = standings_json(db, tmp_path)
+    assert data["tournament"]["status"] == "finished"
+    assert data["games"] == 12
+    assert sum(e["points"] for e in data["engines"]) == 12
+    assert {(p["first"], p["second"]) for p in data["pairs"]} == {("a", "b"), ("a", "c"), ("b", "c")}
+    assert all(p["pentanomial"] is not None and sum(p["pentanomial"]) == 2 for p in data["pairs"])
+    from arbiter.records import parse_games
+    assert len(parse_games(pgn.read_text(), str(pgn))) == 12
+
+
+def test_gauntlet_with_random_openings(tmp_path):
+    """§Schedule (gauntlet), §Openings (--random-plies, each played both ways),
+    §Engine reuse (--restart: fresh processes for every game)."""
+    db = tmp_path / "g.db"
+    logs = tmp_path / "logs"
+    done = arbiter("tournament", "-g", "atoll", "-e", spec("hero"), "-e", spec("x"),
+                   "-e", spec("y"), "--format", "gauntlet", "--games", "2", "--restart",
+                   "--random-plies", "3", "--seed", "5", "--db", str(db), "--log", str(logs),
+                   *FAST, cwd=tmp_path)
+    assert_clean(done)
+    assert len(list(logs.iterdir())) == 8  # two processes per game
+    games = rows(db)
+    assert len(games) == 4
+    assert all("hero" in (r["white"], r["black"]) for r in games)
+    assert {frozenset((r["white"], r["black"])) for r in games} == {
+        frozenset(("hero", "x")), frozenset(("hero", "y"))}
+    openings = defaultdict(set)
+    for r in games:
+        moves = json.loads(r["opening_moves"])
+        assert len(moves) == 3 and r["opening"].startswith("random:")
+        openings[r["pair"]].add(tuple(moves))
+        record = json.loads(r["record"])
+        assert record["opening_moves"] == moves
+        get_game("atoll").position(None, moves + json.loads(r["moves"]))  # all legal
+    assert all(len(s) == 1 for s in openings.values())
+
+
+def test_openings_file_each_opening_both_ways(tmp_path):
+    """§Openings: each line of the file is played twice, colours swapped."""
+    troll = get_game("troll")
+    after = troll.position(None, ["d5", "e4"]).fen()
+    book = tmp_path / "book.txt"
+    book.write_text(f"# two openings\nc3 f6\n\n{after} moves e5\n")
+    db = tmp_path / "o.db"
+    pgn = tmp_path / "o.pgn"
+    done = arbiter("match", "troll", spec("a"), spec("b"), "--games", "4",
+                   "--openings", str(book), "--db", str(db), "--pgn", str(pgn), *FAST, cwd=tmp_path)
+    assert_clean(done)
+    # one worker, one pairing: the games are stored in schedule order, and the
+    # file written as they ended is what `export` writes (specs/records.md)
+    exported = arbiter("export", "--db", str(db), cwd=tmp_path)
+    assert_clean(exported)
+    assert exported.stdout == pgn.read_text()
+    games = rows(db)
+    assert [(r["white"], r["opening"].rsplit(":", 1)[1]) for r in games] == [
+        ("a", "2"), ("b", "2"), ("a", "4"), ("b", "4")]
+    for r in games:
+        record = json.loads(r["record"])
+        if r["opening"].endswith(":2"):
+            assert (record["fen"], record["opening_moves"]) == (None, ["c3", "f6"])
+        else:
+            assert (record["fen"], record["opening_moves"]) == (after, ["e5"])
+    openings = parse_openings(troll, book.read_text(), str(book))
+    assert [o.source for o in openings] == [f"{book}:2", f"{book}:4"]
+
+
+# --------------------------------------------------------------------------
+# Resume
+# --------------------------------------------------------------------------
+
+
+def test_sigkill_mid_run_then_resume(tmp_path):
+    """specs/tournament.md §Resume, specs/storage.md §Durability: a run killed
+    with SIGKILL keeps every finished game; the same command plays only the
+    rest, each game once, on the same schedule.  `standings` reads the file
+    while the run writes it.  (The gate engine holds the run mid-way until
+    the test creates the gate file.)"""
+    db = tmp_path / "k.db"
+    gate = tmp_path / "gate"
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    args = ["tournament", "-g", "troll",
+            "-e", script("a", "gate.py", GATE=str(gate), GATE_AFTER="40", TAG=tag),
+            "-e", spec("b", "greedy", TAG=tag),
+            "--games", "40", "--random-plies", "2", "--concurrency", "2", "--db", str(db), *FAST]
+    proc = start(*args, cwd=tmp_path)
+    try:
+        wait_for_games(db, 2, proc)
+        live = standings_json(db, tmp_path)
+        assert live["tournament"]["status"] == "running"
+        assert 2 <= live["games"] < 40
+    finally:
+        proc.kill()  # SIGKILL: no clean-up at all
+        proc.communicate()
+        gate.touch()  # let the orphaned engines run into their closed pipes
+    killed_at = count_games(db)
+    assert 2 <= killed_at < 40
+    assert one(db, "pragma integrity_check")[0] == "ok"
+    deadline = time.monotonic() + 30
+    while processes_with(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+    done = arbiter(*args, cwd=tmp_path)
+    assert_clean(done)
+    assert "resuming tournament 1" in done.stderr
+    games = rows(db)
+    assert one(db, "select count(*) from tournaments")[0] == 1
+    schedule = build_schedule(["a", "b"], games=40, random_plies=2, game=get_game("troll"))
+    assert sorted(r["key"] for r in games) == sorted(g.key for g in schedule)
+    planned = {g.key: g for g in schedule}
+    for r in games:
+        g = planned[r["key"]]
+        assert (r["white"], r["black"], json.loads(r["opening_moves"])) == (
+            g.white, g.black, list(g.opening.moves))
+    assert sum(1 for line in done.stdout.splitlines() if line.startswith("[")) == 40 - killed_at
+    assert standings_json(db, tmp_path)["games"] == 40
+    kinds = [k for (k,) in sqlite3.connect(db).execute("select kind from events order by id")]
+    assert kinds[0] == "start" and "resume" in kinds and kinds[-1] == "finished"
+
+
+def test_ctrl_c_stops_cleanly_then_resume_by_id(tmp_path):
+    """§Stopping: SIGINT abandons the games in progress, kills the engines,
+    prints the summary, exits 130; `--resume ID` finishes the run."""
+    db = tmp_path / "c.db"
+    gate = tmp_path / "gate"
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    proc = start("match", "troll",
+                 script("a", "gate.py", GATE=str(gate), GATE_AFTER="60", TAG=tag),
+                 spec("b", TAG=tag), "--games", "30", "-c", "2", "--db", str(db), *FAST,
+                 cwd=tmp_path)
+    try:
+        wait_for_games(db, 2, proc)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        gate.touch()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "--resume 1" in err
+    assert "Traceback" not in err
+    assert "engine" in out and "W" in out  # the summary: standings table
+    assert processes_with(tag) == []
+    status, note = one(db, "select status, note from tournaments where id = 1")
+    assert status == "interrupted"
+    assert "interrupted with" in note
+    assert count_games(db) < 30
+
+    done = arbiter("tournament", "--resume", "1", "--db", str(db), "-c", "2", "--plain", cwd=tmp_path)
+    assert_clean(done)
+    assert len({r["key"] for r in rows(db)}) == len(rows(db)) == 30
+    assert one(db, "select status from tournaments where id = 1")[0] == "finished"
+
+
+def test_rerun_of_a_finished_tournament_and_new(tmp_path):
+    db = tmp_path / "f.db"
+    args = ["match", "troll", spec("a"), spec("b"), "--games", "2", "--db", str(db), *FAST]
+    assert_clean(arbiter(*args, cwd=tmp_path))
+    again = arbiter(*args, cwd=tmp_path)
+    assert_clean(again)
+    assert "already finished" in again.stderr
+    assert count_games(db) == 2
+    fresh = arbiter(*args, "--new", cwd=tmp_path)
+    assert_clean(fresh)
+    assert [len(rows(db, t)) for t in (1, 2)] == [2, 2]
+    listing = standings_json(db, tmp_path, "--list")
+    assert [(t["id"], t["done"], t["status"]) for t in listing] == [(1, 2, "finished"),
+                                                                     (2, 2, "finished")]
+
+
+# --------------------------------------------------------------------------
+# Engine faults
+# --------------------------------------------------------------------------
+
+
+def test_crash_is_recovered_and_flaky_handshake_retried(tmp_path):
+    """§Engine faults: a crashed engine loses that game and is restarted for
+    the next; a failed handshake is retried once with a fresh process."""
+    db = tmp_path / "x.db"
+    crash_marker, flaky_marker = tmp_path / "crashed", tmp_path / "flaky"
+    done = arbiter("tournament", "-g", "troll",
+                   "-e", script("crashy", "crash_once.py", CRASH_MARKER=str(crash_marker)),
+                   "-e", spec("steady"),
+                   "-e", script("flaky", "flaky_handshake.py", FLAKY_MARKER=str(flaky_marker)),
+                   "--games", "2", "--db", str(db), *FAST, cwd=tmp_path)
+    assert_clean(done)
+    assert crash_marker.exists() and flaky_marker.exists()
+    games = rows(db)
+    assert len(games) == 6
+    crashes = [r for r in games if r["termination"] == "crash"]
+    assert len(crashes) == 1
+    (crash,) = crashes
+    loser = crash["white"] if crash["result"] == "0-1" else crash["black"]
+    assert loser == "crashy"
+    later = [r for r in games if "crashy" in (r["white"], r["black"]) and r["id"] > crash["id"]]
+    assert later and all(r["termination"] != "crash" for r in later)
+    events = sqlite3.connect(db).execute("select kind, engine from events").fetchall()
+    assert ("restart", "crashy") in events
+    assert ("handshake-failed", "flaky") in events
+    assert "restarted" in done.stdout and "handshake-failure" in done.stdout
+
+
+def test_engine_that_never_handshakes_aborts_the_run(tmp_path):
+    """§Engine faults: two failed handshakes abort; no game is recorded."""
+    db = tmp_path / "h.db"
+    done = arbiter("match", "troll", script("dead", "no_handshake.py"), spec("b"),
+                   "--games", "2", "--db", str(db), *FAST, cwd=tmp_path)
+    assert_clean(done, 1)
+    assert "aborted" in done.stderr and "'dead'" in done.stderr and "handshake" in done.stderr
+    assert count_games(db) == 0
+    assert one(db, "select status from tournaments")[0] == "aborted"
+    assert one(db, "select count(*) from events where kind = 'handshake-failed'")[0] == 2
+
+
+# --------------------------------------------------------------------------
+# SPRT
+# --------------------------------------------------------------------------
+
+
+def test_sprt_stops_the_match_on_complete_game_pairs(tmp_path):
+    """§SPRT: greedy crushes random, H1 is accepted long before the cap, and
+    the match stops with its game pairs complete."""
+    db = tmp_path / "s.db"
+    done = arbiter("match", "troll", spec("greedy", "greedy"), spec("random"),
+                   "--sprt", "elo0=0 elo1=200 alpha=0.05 beta=0.05", "--games", "400",
+                   "-c", "2", "--db", str(db), "--json", "--tc", "depth=1", cwd=tmp_path)
+    assert_clean(done)
+    data = json.loads(done.stdout)
+    assert data["sprt"]["decision"] == "H1"
+    assert data["sprt"]["llr"] >= data["sprt"]["upper"]
+    assert data["tournament"]["status"] == "finished"
+    assert "SPRT: H1 accepted" in data["tournament"]["note"]
+    played = count_games(db)
+    assert played < 400 and played % 2 == 0
+    assert sum(data["pairs"][0]["pentanomial"]) == played // 2
+
+
+# --------------------------------------------------------------------------
+# Config files and bad configs
+# --------------------------------------------------------------------------
+
+
+def test_config_file_with_flag_overrides(tmp_path):
+    """§Config file: TOML keys, [engines.NAME] tables, paths relative to the
+    file, and flags that override the file."""
+    sub = tmp_path / "conf"
+    sub.mkdir()
+    (sub / "run.toml").write_text(f"""
+name = "from the file"
+game = "morris"
+games = 4
+db = "results.db"
+engine = ["alpha", "beta tc=depth=1"]
+
+[engines.alpha]
+cmd = "{PY} -m sample_engines.random"
+options = {{ Seed = 3 }}
+
+[engines.beta]
+cmd = "{PY} -m sample_engines.greedy"
+""")
+    done = arbiter("tournament", str(sub / "run.toml"), "--games", "2", "--tc", "depth=1",
+                   "--plain", cwd=tmp_path)
+    assert_clean(done)
+    db = sub / "results.db"
+    assert one(db, "select name, game from tournaments") == ("from the file", "morris")
+    assert {(r["white"], r["black"]) for r in rows(db)} == {("alpha", "beta"), ("beta", "alpha")}
+    config = json.loads(one(db, "select config from tournaments")[0])
+    assert config["games"] == 2
+    assert config["engines"][0]["options"] == {"Seed": "3"}
+    assert config["engines"][1]["tc"] == "depth=1"
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def cli(*args: str) -> tuple[int, str]:
+    """The CLI in-process (no engine is started by a bad config): exit status, stderr."""
+    result = CliRunner().invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stderr
+
+
+BAD = [
+    (["--format", "swiss"], "unknown format 'swiss'"),
+    (["-g", "chess"], "unknown game 'chess'"),
+    (["--tc", "40/"], "bad time control '40/'"),
+    (["--games", "0"], "--games must be at least 1"),
+    (["--sprt", "elo0=0 elo1=5", "-e", spec("c")], "sprt needs exactly two engines"),
+    (["--sprt", "elo0=5 elo1=0"], "elo0 (5.0) must be less than elo1"),
+    (["--random-plies", "-2"], "--random-plies must be at least 0"),
+    (["--openings", "/nonexistent/book.txt"], "/nonexistent/book.txt: cannot read openings"),
+    (["-e", spec("a")], "two engines are called 'a'"),
+    (["--engine", "name=nocmd"], "no cmd="),
+]
+
+
+@pytest.mark.parametrize("extra, message", BAD)
+def test_bad_flags_are_rejected(tmp_path, extra, message):
+    """specs/tournament.md §Errors: exit status 2 and one clear line."""
+    args = ["tournament", "-e", spec("a"), "-e", spec("b"), "--db", str(tmp_path / "b.db")]
+    if "-g" not in extra:
+        args += ["-g", "troll"]
+    code, err = cli(*args, *extra)
+    assert code == 2
+    assert err.startswith("arbiter: error:") and message in err
+    assert not (tmp_path / "b.db").exists()
+
+
+def test_resume_of_an_unknown_tournament(tmp_path):
+    Store(tmp_path / "b.db").close()  # an empty results database
+    code, err = cli("tournament", "--resume", "7", "--db", str(tmp_path / "b.db"))
+    assert code == 2 and "no tournament 7" in err
+    code, err = cli("tournament", "--resume", "1", "-g", "troll", "--db", str(tmp_path / "b.db"))
+    assert code == 2 and "drop --game" in err
+
+
+def test_bad_files_are_rejected_naming_file_and_place(tmp_path):
+    def run(*extra):
+        code, err = cli("tournament", *extra, "--db", str(tmp_path / "b.db"))
+        assert code == 2
+        assert err.startswith("arbiter: error:")
+        return err
+
+    book = _write(tmp_path, "book.txt", "d5 e4\nd5 d5\n")
+    err = run("-g", "troll", "-e", spec("a"), "-e", spec("b"), "--openings", book)
+    assert f"{book}:2:" in err and "illegal move 'd5'" in err
+    err = run("-g", "troll", "-e", spec("a"), "-e", spec("b"), "--openings", str(tmp_path / "none"))
+    assert "none: cannot read openings" in err
+    err = run(_write(tmp_path, "syntax.toml", "game = \n"))
+    assert "syntax.toml" in err and "not valid TOML" in err
+    err = run(_write(tmp_path, "typo.toml", 'game = "troll"\ngmes = 3\n'))
+    assert "typo.toml" in err and "unknown key 'gmes'" in err
+    err = run(_write(tmp_path, "type.toml", 'game = "troll"\ngames = "two"\n'))
+    assert "type.toml" in err and "key 'games' must be a whole number" in err
+    err = run(_write(tmp_path, "lonely.toml", 'game = "troll"\n[engines.a]\ncmd = "x"\n'))
+    assert "lonely.toml" in err and "at least two engines (got 1)" in err
+    err = run(_write(tmp_path, "ghost.toml", 'game = "troll"\nengine = ["a", "ghost"]\n'
+                                            '[engines.a]\ncmd = "x"\n'))
+    assert "ghost.toml" in err and "no engine 'ghost'" in err
+    assert not (tmp_path / "b.db").exists()
+
+
+def test_a_run_through_a_subprocess_never_shows_a_traceback(tmp_path):
+    done = arbiter("tournament", "-g", "troll", "-e", spec("a"), "-e", spec("b"),
+                   "--openings", _write(tmp_path, "b.txt", "zz\n"), cwd=tmp_path)
+    assert_clean(done, 2)
+    assert done.stderr.startswith("arbiter: error: ") and "b.txt:1:" in done.stderr
+
+
+def test_standings_from_rows():
+    """arbiter/standings.py: W/D/L per engine and per pair, pentanomial from
+    complete game pairs only (an incomplete pair counts in W/D/L)."""
+    from arbiter.standings import compute_standings
+
+    games = [  # pairing 1 = a-b: pair 1 complete (a wins both), pair 2 half played
+        dict(white="a", black="b", result="1-0", pairing=1, pair=1, termination="connection"),
+        dict(white="b", black="a", result="0-1", pairing=1, pair=1, termination="connection"),
+        dict(white="a", black="b", result="1/2-1/2", pairing=1, pair=2, termination="no-moves"),
+        # pairing 2 = a-c: one pair, a draw and a loss for a
+        dict(white="a", black="c", result="1/2-1/2", pairing=2, pair=1, termination="no-moves"),
+        dict(white="c", black="a", result="1-0", pairing=2, pair=1, termination="crash"),
+    ]
+    table = compute_standings(["a", "b", "c"], games)
+    lines = {e.name: (e.games, e.points, e.wins, e.draws, e.losses) for e in table.engines}
+    assert lines == {"a": (5, 3.0, 2, 2, 1), "b": (3, 0.5, 0, 1, 2), "c": (2, 1.5, 1, 1, 0)}
+    pairs = {(p.first, p.second): p.stats for p in table.pairs}
+    assert (pairs[("a", "b")].wins, pairs[("a", "b")].draws, pairs[("a", "b")].losses) == (2, 1, 0)
+    assert pairs[("a", "b")].pentanomial == (0, 0, 0, 0, 1)
+    assert pairs[("a", "c")].pentanomial == (0, 1, 0, 0, 0)
+    assert table.terminations == {"connection": 2, "no-moves": 2, "crash": 1}
+    assert table.games == 5
+    elos = {e.name: e.elo for e in table.engines}
+    assert elos["a"] > elos["b"] and abs(sum(elos.values())) < 1e-6  # mean 0
