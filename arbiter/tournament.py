@@ -37,6 +37,7 @@ from typing import Any, Iterable, Mapping
 
 import trio
 
+from arbiter import records
 from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
 from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
 from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
@@ -652,12 +653,10 @@ class Tournament:
         self.observer.game_finished(scheduled, record, self.standings)
 
     def _append_pgn(self, scheduled: ScheduledGame, record: GameRecord) -> None:
-        from arbiter import records  # the records module is optional for a run
-
         per_round = self.total // self.config.rounds
-        number = scheduled.seq - (scheduled.round - 1) * per_round + 1
         records.append_game(self.config.pgn, record, {
-            "Event": self.config.name, "Site": "?", "Round": f"{scheduled.round}.{number}"})
+            "Event": self.config.name, "Site": "?",
+            "Round": records.round_label(scheduled.round, scheduled.seq, per_round)})
 
 
 def format_duration(seconds: float) -> str:

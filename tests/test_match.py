@@ -452,6 +452,20 @@ def test_cli_play_live_and_json(tmp_path):
     assert GameRecord.from_dict(data).illegal_move == data["moves"][0]["move"]
 
 
+def test_cli_play_appends_a_replayable_record(tmp_path):
+    """`play --pgn` appends each finished game (specs/records.md); replay reads it back."""
+    pgn = tmp_path / "games.pgn"
+    for _ in range(2):
+        result = arbiter("play", "morris", "-e", spec("instant.py"), "-e", spec("instant.py"),
+                         "--maxplies", "12", "--pgn", str(pgn))
+        assert result.returncode == 0, result.stderr
+    text = pgn.read_text()
+    assert text.count('[Game "morris"]') == 2
+    assert '[Termination "max-plies"]' in text
+    replay = arbiter("replay", str(pgn))
+    assert replay.returncode == 0, replay.stdout + replay.stderr
+
+
 def test_cli_play_engines_file_and_opening(tmp_path):
     moves = find_game("morris", "fewer-than-three", False)
     cfg = config("replay.py", *moves)

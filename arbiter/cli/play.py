@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import List, Optional
 
@@ -12,12 +11,8 @@ import typer
 
 from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
 from arbiter.engine import EngineConfig, EngineStartError
-from arbiter.enginespec import (
-    DEFAULT_ENGINES_FILE,
-    EngineSpecError,
-    load_engines_file,
-    parse_engine_spec,
-)
+from arbiter import enginespec, records
+from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError
 from arbiter.games import GameError, Position, get_game, split_moves
 from arbiter.match import DEFAULT_TC, GameRecord, MoveRecord, play_engines
 
@@ -28,15 +23,9 @@ EXIT_NOT_PLAYED = 1
 
 
 def load_engine_configs(specs: List[str], engines_file: Optional[str]) -> list[EngineConfig]:
-    """Parse ``--engine`` SPECs against the engines file; ``fail()`` on a bad one.
-
-    Shared with the other commands that take engine specs."""
-    path = engines_file
-    if path is None and os.path.exists(DEFAULT_ENGINES_FILE):
-        path = DEFAULT_ENGINES_FILE
+    """The engines named by ``--engine`` SPECs, or ``fail()`` on a bad one."""
     try:
-        engines = load_engines_file(path) if path is not None else None
-        return [parse_engine_spec(spec, engines, path) for spec in specs]
+        return enginespec.load_engine_configs(specs, engines_file)
     except EngineSpecError as exc:
         fail(str(exc))
 
@@ -74,6 +63,7 @@ def play(
                                 help="seconds a search without a clock may last before `stop`"),
     log: Optional[str] = typer.Option(None, "--log", help="write each engine's full I/O log into DIR"),
     as_json: bool = typer.Option(False, "--json", help="print the full game record as JSON (nothing else)"),
+    pgn: Optional[str] = typer.Option(None, "--pgn", help="append the finished game to this record file"),
 ) -> None:
     """Play one game between two engines, each move shown as it is played."""
     if len(engine) != 2:
@@ -109,6 +99,8 @@ def play(
     except KeyboardInterrupt:
         print("arbiter: interrupted; engines stopped", file=sys.stderr)
         raise typer.Exit(130)
+    if pgn:
+        records.append_game(pgn, record, {"Event": "arbiter play", "Site": "?", "Round": "1.1"})
     if as_json:
         typer.echo(json.dumps(record.to_dict(), indent=2))
         return
