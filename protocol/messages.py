@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Union
 
 from .errors import ProtocolError
@@ -525,6 +525,3 @@ def parse_float(text: str, what: str) -> float:
     return float(text)
 
 
-def message_fields(message: _Message) -> dict[str, object]:
-    """The fields of a message as a dict (handy for logs and JSON)."""
-    return {f.name: getattr(message, f.name) for f in fields(message)}  # type: ignore[arg-type]

@@ -23,7 +23,7 @@ from arbiter.games import Color, Position
 from protocol.messages import OptionDecl
 from protocol.sdk import Engine, SearchLimits, run
 
-from sample_engines.evaluation import evaluate, win_probability
+from sample_engines.evaluation import atoll_distance, evaluate, win_probability
 from sample_engines.random import SEED_OPTION
 
 #: Seconds between two ``info`` lines during a search.
@@ -145,6 +145,15 @@ class MctsEngine(Engine):
         """The moves after which the opponent has no win in one (all of them
         if none is safe, or if time runs out while checking)."""
         me = position.to_move
+        if position.game.name == "atoll" and position.ply >= 2:
+            # A stone never helps the opponent: unless he is one stone from
+            # connecting now, no move of ours lets him win at once.  Saves
+            # ~100x100 plays per move.
+            mine, theirs = set(), set()
+            for cell, owner in position.pieces().items():
+                (mine if owner is me else theirs).add(cell)
+            if atoll_distance(position, me.other, theirs, mine) > 1:
+                return moves
         safe = []
         for move in moves:
             child = position.play(move)
