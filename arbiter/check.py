@@ -60,6 +60,7 @@ from arbiter.engine import EngineConfig, EngineError, EngineTimeouts
 from arbiter.games import Game, IllegalMoveError, Position, get_game, play_moves
 from protocol import limits
 from protocol.codec import ProtocolError
+from protocol.sdk import query_answer
 from protocol.messages import (
     GAME_OPTION,
     ArbiterMessage,
@@ -258,21 +259,6 @@ def _check(name: str, title: str, expected: str, *, mandatory: bool = True, need
         CHECKS.append(CheckSpec(name, title, expected, mandatory, needs, fn, searches))
         return fn
     return register
-
-
-def _expected_response(pos: Position, what: str) -> str:
-    """The referee's answer to ``query what`` (p1 = the side that moves first)."""
-    first = pos.game.first
-    if what == "p1turn":
-        return "true" if pos.to_move is first else "false"
-    outcome = pos.outcome()
-    if what == "gameover":
-        return "true" if outcome is not None else "false"
-    if outcome is None:
-        return "none"
-    if outcome.winner is None:
-        return "draw"
-    return "p1win" if outcome.winner is first else "p2win"
 
 
 def _ms(seconds: float) -> str:
@@ -1146,7 +1132,7 @@ async def _query(checker: _Checker, ctx: _Context) -> None:
                 ctx.problem(f"`query {what}` in {label}: malformed response: {received.error}",
                             received.line)
                 continue
-            want = _expected_response(pos, what)
+            want = query_answer(pos, what)
             got = received.message.value  # type: ignore[union-attr]
             checked += 1
             if got != want:

@@ -16,7 +16,6 @@ whatever the engine writes.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field
 
@@ -170,20 +169,18 @@ class Probe:
     async def start(self, nursery: trio.Nursery) -> None:
         """Start the process (EngineError if it cannot be) and the stdout reader."""
         engine = self.engine
-        await engine._spawn(nursery)
-        # This probe reads stdout itself: the engine's exit watcher must leave it alone.
-        engine._reading = True
+        await engine.spawn(nursery, read_stdout=False)  # this probe reads stdout itself
         self.pid = engine.pid
-        self._started_at = engine._started_at
+        self._started_at = engine.started_at
         nursery.start_soon(self._read_stdout)
 
     @property
     def exit_status(self) -> str | None:
         """How the process ended (without reaping it), or None while it runs."""
-        return self.engine._peek_exit()
+        return self.engine.exit_status()
 
     async def wait_exit(self, timeout: float) -> str | None:
-        return await self.engine._exit_after(timeout)
+        return await self.engine.wait_exit(timeout)
 
     async def aclose(self, hurry: bool = False) -> None:
         """End the process and its whole group, then stop reading its pipes.
@@ -192,13 +189,9 @@ class Probe:
         answer), so its ``quit`` gets a short grace instead of the full one:
         the checker has already waited for it once."""
         self.closing = True  # its end of output is no news now
-        if hurry:
-            self.engine.timeouts = dataclasses.replace(
-                self.engine.timeouts, quit_grace=min(self.engine.timeouts.quit_grace, HURRIED_GRACE),
-                term_grace=min(self.engine.timeouts.term_grace, HURRIED_GRACE))
         with trio.CancelScope(shield=True):
-            await self.engine.aclose()
-            process = self.engine._process
+            await self.engine.aclose(grace=HURRIED_GRACE if hurry else None)
+            process = self.engine.process
             if process is not None:  # a child outside the group could hold them open
                 for stream in (process.stdout, process.stderr):
                     if stream is not None:
@@ -216,7 +209,7 @@ class Probe:
             self.lines.append(line)
         else:
             self.dropped_lines += 1
-        log = self.engine._log
+        log = self.engine.io_log
         if log is not None and direction != "<":
             log.write(direction, text)
         return line
@@ -246,7 +239,7 @@ class Probe:
         now = trio.current_time()
         for message in messages:
             self.note(">", message.to_line(), now)
-        process = self.engine._process
+        process = self.engine.process
         assert process is not None and process.stdin is not None
         try:
             await process.stdin.send_all(data)
@@ -260,7 +253,7 @@ class Probe:
         """Close the engine's stdin (the flush diagnosis: does output appear now?)."""
         self.note("#", "closed the engine's input")
         self.dirty = True
-        process = self.engine._process
+        process = self.engine.process
         if process is not None and process.stdin is not None:
             with trio.move_on_after(0.5):
                 try:
@@ -271,7 +264,7 @@ class Probe:
     # -- reading ---------------------------------------------------------------------------
 
     async def _read_stdout(self) -> None:
-        process = self.engine._process
+        process = self.engine.process
         assert process is not None and process.stdout is not None
         stream = process.stdout
         splitter = LineSplitter()
@@ -311,8 +304,9 @@ class Probe:
                            else f"exited ({status})")
 
     def _take_line(self, line: str, now: float) -> None:
-        if self.engine._log is not None:
-            self.engine._log.write("<", line)
+        log = self.engine.io_log
+        if log is not None:
+            log.write("<", line)
         if is_info(line):
             self._take_info(line, now)
             return
@@ -400,7 +394,7 @@ class Probe:
 
     @property
     def usable(self) -> bool:
-        return (not self.dirty and self.fault is None and self.engine._process is not None
+        return (not self.dirty and self.fault is None and self.engine.process is not None
                 and self.exit_status is None and self.session.state is SessionState.IDLE
                 and self.session.pending_ready == 0 and not self.session.pending_queries)
 

@@ -32,6 +32,7 @@ cancellation) leaves a process behind.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import select
@@ -48,7 +49,6 @@ from protocol import limits
 from protocol.codec import LineSplitter, ProtocolError, parse_engine_line
 from protocol.messages import (
     GAME_OPTION,
-    GO_INT_FIELDS,
     ArbiterMessage,
     BestMove,
     Go,
@@ -68,7 +68,7 @@ from protocol.session import EngineSession, SessionState
 
 __all__ = [
     "EngineConfig", "EngineTimeouts", "EngineFault", "EngineError", "EngineStartError",
-    "EngineFaultError", "Reply", "Engine", "open_engine", "format_score",
+    "EngineFaultError", "Reply", "Engine", "IOLog", "open_engine", "format_score",
 ]
 
 
@@ -224,10 +224,13 @@ _SCORE_FIELDS = ("score_cp", "score_mate", "score_winprob")
 # --- the I/O log ------------------------------------------------------------------------
 
 
-class _IOLog:
-    """Every line both ways, stderr and arbiter events, each with the seconds
+class IOLog:
+    """An engine's I/O log (``--log DIR``, ``specs/match.md`` §Engine processes):
+    every line both ways, stderr and arbiter events, each with the seconds
     since the engine was started (monotonic).  ``>`` arbiter to engine, ``<``
-    engine to arbiter, ``!`` stderr, ``#`` what the arbiter did or saw."""
+    engine to arbiter, ``!`` stderr, ``#`` what the arbiter did or saw.
+    Made by :meth:`Engine.spawn`; whoever talks to the engine may add to it
+    with :meth:`write` (the conformance probe does)."""
 
     def __init__(self, path: str, start: float):
         self.path = path
@@ -236,6 +239,8 @@ class _IOLog:
         self._start = start
 
     def write(self, tag: str, text: str) -> None:
+        """One event: ``tag`` (``>``, ``<``, ``!`` or ``#``) and its text,
+        cut at 4096 characters.  A no-op once the log is closed."""
         if self._file.closed:
             return
         stamp = trio.current_time() - self._start
@@ -268,6 +273,14 @@ class Engine:
     :attr:`on_fault` (if set) is then called, so that whoever waits on
     *another* engine can be woken (the match uses it).  One task at a time
     talks to an engine.
+
+    The process itself, for a caller that holds its own conversation with
+    it (the conformance checker's probe, :mod:`arbiter.check_probe`):
+    :meth:`spawn` with ``read_stdout=False`` starts it without the
+    handshake and leaves stdout to the caller; :attr:`process` (its pipes),
+    :attr:`started_at`, :attr:`io_log`, :meth:`exit_status`,
+    :meth:`wait_exit` and :meth:`aclose` (with a shorter ``grace`` for an
+    engine known to be broken) are the rest of that API.
     """
 
     def __init__(self, config: EngineConfig, timeouts: EngineTimeouts, log_dir: str | None):
@@ -279,7 +292,7 @@ class Engine:
         self.pid: int | None = None
         self.log_path: str | None = None
         self._log_dir = log_dir
-        self._log: _IOLog | None = None
+        self._log: IOLog | None = None
         self._process: trio.Process | None = None
         self._stdout_fd = -1
         self._stdin_fd = -1
@@ -293,6 +306,9 @@ class Engine:
         self._info_lines: deque[str | Info] = deque(maxlen=limits.MAX_INFO_LINES_KEPT)
         self._started_at = 0.0
         self._exit_status: str | None = None
+        self._reads_stdout = True  # False: the caller of spawn() reads stdout
+        #: trio.current_time without its two lookups (bound in spawn(), inside trio)
+        self._now: Callable[[], float] = trio.current_time
 
     # -- identity --------------------------------------------------------------------
 
@@ -313,6 +329,24 @@ class Engine:
         return self.session.options
 
     @property
+    def process(self) -> trio.Process | None:
+        """The engine's process (None before :meth:`spawn`).  Its ``stdin``
+        and, after ``spawn(read_stdout=False)``, its ``stdout`` are the
+        caller's to use; do not reap it (see :meth:`exit_status`)."""
+        return self._process
+
+    @property
+    def started_at(self) -> float:
+        """``trio.current_time()`` when the process was started (the zero of
+        the I/O log's timestamps)."""
+        return self._started_at
+
+    @property
+    def io_log(self) -> IOLog | None:
+        """The I/O log, None when logging is off (no ``log_dir``)."""
+        return self._log
+
+    @property
     def searching(self) -> bool:
         return self.session.state is SessionState.SEARCHING
 
@@ -325,7 +359,20 @@ class Engine:
 
     # -- starting ----------------------------------------------------------------------
 
-    async def _spawn(self, nursery: trio.Nursery) -> None:
+    async def spawn(self, nursery: trio.Nursery, *, read_stdout: bool = True) -> None:
+        """Start the process (no handshake; :func:`open_engine` does that):
+        its own process group, pipes, the I/O log, and in ``nursery`` the
+        tasks that drain stderr and watch for the exit.
+
+        ``read_stdout=False`` is for a caller that reads ``process.stdout``
+        itself: the engine then neither reads it (do not use :meth:`send`,
+        :meth:`go` nor the other conversation methods) nor turns an exit
+        into a :attr:`fault`; :meth:`exit_status` says how it ended.
+        :class:`EngineStartError` if it cannot be started."""
+        if self._process is not None:
+            raise RuntimeError(f"engine {self.name!r} was already started")
+        self._reads_stdout = read_stdout
+        self._now = trio.lowlevel.current_clock().current_time
         argv = self.config.argv()
         env = None
         if self.config.env:
@@ -347,12 +394,13 @@ class Engine:
         self._stdout_fd = self._process.stdout.fileno()
         assert self._process.stdin is not None
         self._stdin_fd = self._process.stdin.fileno()  # non-blocking, like stdout
-        self._poller = select.poll()  # "anything to read?" without reading
-        self._poller.register(self._stdout_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        if read_stdout:
+            self._poller = select.poll()  # "anything to read?" without reading
+            self._poller.register(self._stdout_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         self._started_at = trio.current_time()
         if self._log_dir is not None:
             self.log_path = _log_path(self._log_dir, self.config.label, self.pid)
-            self._log = _IOLog(self.log_path, self._started_at)
+            self._log = IOLog(self.log_path, self._started_at)
             self._log.write("#", f"started pid {self.pid}: {shlex.join(argv)}"
                             + (f" in {cwd}" if cwd else ""))
         try:
@@ -419,6 +467,8 @@ class Engine:
                 return self._pending.popleft()
             if self.fault is not None:
                 raise EngineFaultError(self.name, self.fault)
+            if not self._reads_stdout:
+                raise RuntimeError(f"engine {self.name!r}: its stdout is read by the caller of spawn()")
             # wait_readable + os.read rather than receive_some: one pass
             # through the scheduler per reply instead of three
             self._reading = True
@@ -431,9 +481,15 @@ class Engine:
                 data = b""
             finally:
                 self._reading = False
-            now = trio.current_time()
+            now = self._now()
             if data:
-                self._feed(data, now)
+                line = self._splitter.feed_line(data) if self.fault is None else None
+                if line is not None:  # the usual chunk: one whole line
+                    self._take_line(line, now)
+                    if len(self._pending) == 1:  # (the usual case) without another pass
+                        return self._pending.popleft()
+                else:
+                    self._feed(data, now)
             else:
                 await self._note_eof(now)
 
@@ -450,7 +506,7 @@ class Engine:
             except OSError:
                 data = b""
             if not data:
-                status = self._peek_exit()
+                status = self.exit_status()
                 self._set_fault("crash", f"exited ({status})" if status else "closed its output",
                                 searching=self.searching)
                 return
@@ -461,13 +517,9 @@ class Engine:
     def _feed(self, data: bytes, now: float) -> None:
         if self.fault is not None:
             return  # a faulted engine's output is drained and dropped
-        splitter = self._splitter
-        if (data.find(b"\n") == len(data) - 1 and not splitter.buffered
-                and len(data) <= splitter.max_line_bytes):
-            # the usual chunk, one whole line (`bestmove d5\n`): what the
-            # splitter would do, without its loop
-            raw = data[:-2] if data.endswith(b"\r\n") else data[:-1]
-            self._take_line(raw.decode("utf-8", "replace"), now)
+        line = self._splitter.feed_line(data)  # the usual chunk: one whole line
+        if line is not None:
+            self._take_line(line, now)
             return
         try:
             lines = self._splitter.feed(data)
@@ -489,12 +541,10 @@ class Engine:
             self._log.write("<", line)
         session = self.session
         searching = session.state is SessionState.SEARCHING
-        if (searching and line.startswith("bestmove ") and line.count(" ") == 1
-                and "\t" not in line and "\r" not in line and len(line) > 9):
-            # The fast path of every ply: exactly `bestmove <token>`, as the
-            # codec would split it (space, tab and CR separate tokens).
-            session.state = SessionState.IDLE
-            msg: object = Reply(line[9:], now, self._merged_info() if self._info_lines else {})
+        move = session.receive_bestmove(line) if searching else None
+        if move is not None:
+            # The fast path of every ply: exactly `bestmove <token>`.
+            msg: object = Reply(move, now, self._merged_info() if self._info_lines else {})
         elif line.startswith("info") and (len(line) == 4 or line[4] in " \t\r"):
             # The fast path for floods: info lines are kept raw (the last
             # MAX_INFO_LINES_KEPT of the search) and parsed only at bestmove.
@@ -556,7 +606,7 @@ class Engine:
         if last is not None:
             self._take_line(last, now)  # a partial last line still counts
         searching = self.searching
-        status = await self._exit_after(0.2)
+        status = await self.wait_exit(0.2)
         if status is None:
             detail = "closed its output but is still running"
         else:
@@ -597,10 +647,10 @@ class Engine:
         except trio.ClosedResourceError:  # pragma: no cover - closed by aclose first
             return
         self._exited.set()
-        if self._reading or self.session.state is SessionState.CLOSED:
+        if self._reading or not self._reads_stdout or self.session.state is SessionState.CLOSED:
             return
         self._read_nowait()  # what it said before dying comes first
-        status = self._peek_exit() or "exited"
+        status = self.exit_status() or "exited"
         self._set_fault("crash", f"exited ({status})", searching=self.searching)
 
     def _set_fault(self, kind: str, detail: str, *, now: float | None = None,
@@ -662,7 +712,12 @@ class Engine:
         await self.ping()
 
     async def ping(self) -> None:
-        """``isready`` -> ``readyok`` within the ready timeout."""
+        """``isready`` -> ``readyok`` within the ready timeout, else
+        :class:`EngineStartError`.
+
+        The arbiter pings only before a game's first ``go`` (:meth:`new_game`),
+        where failing is a ``handshake-failure``: the game is not played
+        (``specs/match.md`` §Terminations).  It never pings during a game."""
         with trio.move_on_after(self.timeouts.ready):
             await self._send_or_start_error([IsReady()])
             try:
@@ -685,11 +740,11 @@ class Engine:
 
         The match's hot path passes ready-made bytes for the position line
         (it appends each move to the line instead of rebuilding it) and the
-        ``go`` fields as a dict of ints it computed (:func:`arbiter.clock.go_fields`):
-        the line is then formatted here, in the protocol's field order, and
-        the session is moved to SEARCHING directly, skipping the message
-        object's validation of values that cannot be invalid."""
-        self._read_nowait()
+        ``go`` fields as a dict of ints it computed (:func:`arbiter.clock.go_fields`),
+        which :meth:`EngineSession.send_go` formats without a message object."""
+        poller = self._poller
+        if poller is not None and poller.poll(0):  # it wrote while nobody waited
+            self._read_nowait()
         if self._info_lines:
             self._info_lines.clear()
         if isinstance(position, bytes):
@@ -699,15 +754,20 @@ class Engine:
         if isinstance(go, Go):
             data += self.session.send(go)
         else:
-            data += _go_line(go)
-            session = self.session
-            if session.state is not SessionState.IDLE:
-                raise ProtocolError(f"cannot send go in state {session.state.value}")
-            session.state = SessionState.SEARCHING
-            session.stop_sent = False
-            session.last_go = None
+            data += self.session.send_go(go)
+        if self.fault is None and self._log is None:
+            # _write's usual case inline: the whole of it in one os.write
+            try:
+                sent = os.write(self._stdin_fd, data)
+            except BlockingIOError:
+                sent = 0
+            except OSError:
+                sent = 0  # a closed pipe: _write's own attempt makes it a fault
+            if sent == len(data):
+                return self._now()
+            data = data[sent:]
         await self._write(data, on_block)
-        return trio.current_time()
+        return self._now()
 
     async def wait_bestmove(self) -> Reply:
         """The search's ``bestmove`` (the caller sets the deadline)."""
@@ -737,22 +797,25 @@ class Engine:
 
     # -- shutdown ----------------------------------------------------------------------
 
-    async def _exit_after(self, timeout: float) -> str | None:
+    async def wait_exit(self, timeout: float) -> str | None:
         """Wait up to ``timeout`` s for the process to exit, *without reaping it*
         (so its pid, which is also its process group id, cannot be reused before
-        the group is killed).  Returns a description of the exit status, or None."""
-        status = self._peek_exit()
+        the group is killed).  Returns :meth:`exit_status`: how it ended, or
+        None if it still runs."""
+        status = self.exit_status()
         if status is not None:
             return status
         with trio.move_on_after(timeout):
             if self._pidfd is not None:
                 await self._exited.wait()
             else:  # pragma: no cover - kernels without pidfd
-                while self._peek_exit() is None:
+                while self.exit_status() is None:
                     await trio.sleep(0.01)
-        return self._peek_exit()
+        return self.exit_status()
 
-    def _peek_exit(self) -> str | None:
+    def exit_status(self) -> str | None:
+        """How the process ended (``"status 3"``, ``"killed by SIGKILL"``), or
+        None while it runs; looked up without reaping it (:meth:`wait_exit`)."""
         assert self._process is not None
         if self._exit_status is not None:
             return self._exit_status
@@ -777,7 +840,7 @@ class Engine:
         except (ProcessLookupError, PermissionError):
             pass
 
-    async def _shutdown(self) -> None:
+    async def _shutdown(self, grace: float | None) -> None:
         """``quit``; grace; SIGTERM to the group; grace; SIGKILL to the group; reap.
 
         The group is always sent SIGKILL at the end, also when the engine quit
@@ -786,7 +849,10 @@ class Engine:
         if process is None:
             return
         timeouts = self.timeouts
-        if self._peek_exit() is None:
+        if grace is not None:
+            timeouts = dataclasses.replace(timeouts, quit_grace=min(timeouts.quit_grace, grace),
+                                           term_grace=min(timeouts.term_grace, grace))
+        if self.exit_status() is None:
             if self.session.state is not SessionState.CLOSED and process.stdin is not None:
                 with trio.move_on_after(timeouts.quit_grace):
                     try:
@@ -803,12 +869,12 @@ class Engine:
                         await process.stdin.aclose()
                     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                         pass
-            status = await self._exit_after(timeouts.quit_grace)
+            status = await self.wait_exit(timeouts.quit_grace)
             if status is None:
                 if self._log is not None:
                     self._log.write("#", f"no exit {timeouts.quit_grace:g} s after quit: SIGTERM to the group")
                 self._kill_group(signal.SIGTERM)
-                status = await self._exit_after(timeouts.term_grace)
+                status = await self.wait_exit(timeouts.term_grace)
                 if status is None and self._log is not None:
                     self._log.write("#", f"no exit {timeouts.term_grace:g} s after SIGTERM: SIGKILL")
         self._kill_group(signal.SIGKILL)
@@ -821,27 +887,21 @@ class Engine:
         if self._log is not None:
             self._log.write("#", f"ended: {_describe_status(process.returncode)}")
 
-    async def aclose(self) -> None:
-        """End the process and its group; safe to call twice."""
+    async def aclose(self, *, grace: float | None = None) -> None:
+        """End the process and its group (``quit``, the quit grace, SIGTERM,
+        the term grace, SIGKILL to the group); safe to call twice.
+
+        ``grace`` caps both grace periods, for an engine already known to be
+        broken (hung, crashed, owing an answer) that a caller has waited for
+        once already."""
         with trio.CancelScope(shield=True):
-            await self._shutdown()
+            await self._shutdown(grace)
             if self._pidfd is not None:
                 trio.lowlevel.notify_closing(self._pidfd)
                 os.close(self._pidfd)
                 self._pidfd = None
             if self._log is not None:
                 self._log.close()
-
-
-def _go_line(fields: dict[str, int | bool]) -> bytes:
-    """``go ...`` from :func:`arbiter.clock.go_fields`, fields in protocol order."""
-    line = "go"
-    for name in GO_INT_FIELDS:
-        if name in fields:
-            line += f" {name} {int(fields[name])}"
-    if fields.get("infinite"):
-        line += " infinite"
-    return (line + "\n").encode()
 
 
 def _group_has_live_members(pgid: int) -> bool:
@@ -902,7 +962,7 @@ async def open_engine(
     try:
         async with trio.open_nursery() as nursery:
             try:
-                await engine._spawn(nursery)
+                await engine.spawn(nursery)
                 try:
                     await engine._handshake()
                 except EngineFaultError as exc:

@@ -199,7 +199,8 @@ _CANONICAL: dict[str, set[str]] = {}
 
 
 class _Search:
-    """The search in progress: who, on which clock, since when (monotonic s)."""
+    """A search: who, on which clock, since when (monotonic s), for how long.
+    One per side for the whole game, its ``started``/``limit`` set at each ``go``."""
 
     __slots__ = ("color", "engine", "clock", "started", "limit")
 
@@ -236,13 +237,32 @@ class _Game:
         #: (a property of the spelling, not of the position): those go
         #: straight to ``play``, which judges them without parse_move's prose
         self.canonical = _CANONICAL.setdefault(game.name, set())
-        self.moves: list[MoveRecord] = []
-        self.plies = 0  # plies accepted (self.moves may lag one behind)
+        self.plies = 0  # plies accepted
         self._scope: trio.CancelScope | None = None
+        #: the deadline armed on self._scope (read back without the property)
+        self._armed = float("inf")
+        self._searches = {color: _Search(color, engines[color], clocks[color], 0.0, 0.0)
+                          for color in (Color.WHITE, Color.BLACK)}
+        #: the search in progress (one of self._searches), None between searches
         self._search: _Search | None = None
-        #: the last accepted ply, recorded after the next `go` is written
-        #: (bookkeeping off the critical path: the engine thinks meanwhile)
+        #: trio.current_time without its lookups (the deadlines' clock)
+        self._now = trio.lowlevel.current_clock().current_time
+        #: the plies played, as (move, color, elapsed_ms, clock_ms, info)
+        #: tuples; their MoveRecords are made by records() once the game is
+        #: over, or one by one for on_move (see _record)
+        self._plies: list[tuple] = []
+        self._records: list[MoveRecord] = []
+        #: with on_move: the last accepted ply and its position, recorded after
+        #: the next `go` is written (off the critical path: the engine thinks meanwhile)
         self._unrecorded: tuple | None = None
+
+    def records(self) -> list[MoveRecord]:
+        """The MoveRecord of every ply played (all made by now with ``on_move``)."""
+        self._record()
+        records = self._records
+        for entry in self._plies[len(records):]:
+            records.append(_move_record(*entry))
+        return records
 
     def interrupt(self, engine: Engine) -> None:
         """An engine faulted while nobody read it: stop waiting at once."""
@@ -264,6 +284,7 @@ class _Game:
             while True:
                 with trio.CancelScope() as scope:
                     self._scope = scope
+                    self._armed = scope.deadline
                     await self._play(scope)
                 self._scope = None
                 # cancelled: a search's deadline passed, or an engine faulted
@@ -279,7 +300,9 @@ class _Game:
         white, black = self.engines[Color.WHITE], self.engines[Color.BLACK]
         white_clock, black_clock = self.clocks[Color.WHITE], self.clocks[Color.BLACK]
         white_is_p1 = self.game.first is Color.WHITE
+        white_search, black_search = self._searches[Color.WHITE], self._searches[Color.BLACK]
         maxplies = self.maxplies
+        now = self._now
         while True:
             position = self.position
             outcome = position.outcome()
@@ -293,13 +316,14 @@ class _Game:
             # (no dict lookups keyed by Color in this loop: an Enum's hash is Python code)
             color = position.to_move
             if color is Color.WHITE:
-                engine, clock = white, white_clock
+                engine, clock, search = white, white_clock, white_search
                 fields = go_fields(clock, black_clock, white_is_p1)
             else:
-                engine, clock = black, black_clock
+                engine, clock, search = black, black_clock, black_search
                 fields = go_fields(clock, white_clock, not white_is_p1)
-            limit = clock.deadline_ms() / 1000
-            search = self._search = _Search(color, engine, clock, trio.current_time(), limit)
+            search.limit = limit = clock.deadline_ms() / 1000
+            search.started = now()
+            self._search = search
             # The scope is re-armed only when this search's deadline comes
             # sooner than the armed one: the armed deadline is never later than
             # the search's (a hung engine is caught on time), and when it is
@@ -308,12 +332,12 @@ class _Game:
             # plies.  A write that blocks (the engine is not reading) gets the
             # exact deadline (_arm_exactly), counted from before the write.
             deadline = search.started + limit
-            if deadline < scope.deadline:
-                scope.deadline = deadline
+            if deadline < self._armed:
+                scope.deadline = self._armed = deadline
             try:
                 search.started = await engine.go((self.line + "\n").encode(), fields,
                                                  self._arm_exactly)
-                if self._unrecorded is not None:
+                if self._unrecorded is not None:  # only with on_move
                     self._record()
                 reply = await engine.wait_bestmove()
             except EngineFaultError:
@@ -326,7 +350,7 @@ class _Game:
         by an earlier one armed for another search (see :meth:`_play`)."""
         search, scope = self._search, self._scope
         if search is not None and scope is not None:
-            scope.deadline = search.started + search.limit
+            scope.deadline = self._armed = search.started + search.limit
 
     def _accept(self, search: _Search, reply: Reply) -> None:
         """Charge the clock, let the referee judge the move, record it."""
@@ -335,15 +359,14 @@ class _Game:
         if fault is not None and fault.time <= reply.time:
             raise _fault_ending(color, fault)  # e.g. a second bestmove in the same write
         elapsed_ms = (reply.time - search.started) * 1000
-        side = _side(color)
         if not clock.stop(elapsed_ms):
             raise _Ending(MatchTermination.TIME_FORFEIT.value, color.other,
-                          f"{side} lost on time: bestmove after {elapsed_ms / 1000:.3f} s, "
+                          f"{_side(color)} lost on time: bestmove after {elapsed_ms / 1000:.3f} s, "
                           f"allowed {clock.deadline_ms() / 1000:.3f} s")
         text = reply.move
         if not (text.isascii() and text.isprintable()):
             raise _Ending(MatchTermination.MALFORMED_BESTMOVE.value, color.other,
-                          f"{side} sent a malformed bestmove {text!r}", illegal_move=text)
+                          f"{_side(color)} sent a malformed bestmove {text!r}", illegal_move=text)
         position = self.position
         try:
             if text in self.canonical:  # known canonical spelling: the fast path of play()
@@ -356,7 +379,7 @@ class _Game:
                     self.canonical.add(text)
         except IllegalMoveError as exc:
             raise _Ending(MatchTermination.ILLEGAL_MOVE.value, color.other,
-                          f"{side} played illegal move {text!r}: {exc.reason}",
+                          f"{_side(color)} played illegal move {text!r}: {exc.reason}",
                           illegal_move=text) from None
         if self.has_moves:
             self.line += " " + move
@@ -366,25 +389,23 @@ class _Game:
         self.position = after
         self._search = None
         self.plies += 1
-        self._record()  # the previous ply, if still pending
-        self._unrecorded = (move, color, elapsed_ms, clock.clock_ms(), reply.info, after)
+        entry = (move, color, elapsed_ms, clock.clock_ms(), reply.info)
+        self._plies.append(entry)
+        if self.on_move is not None:
+            self._record()  # the previous ply, if still pending
+            self._unrecorded = (entry, after)
 
     def _record(self) -> None:
-        """Make the record of the last accepted ply and tell ``on_move``."""
+        """With ``on_move``: make the record of the last accepted ply and pass
+        it on (after the next ``go`` is written, when there is one)."""
         if self._unrecorded is None:
             return
-        move, color, elapsed_ms, clock_ms, info, after = self._unrecorded
+        entry, after = self._unrecorded
         self._unrecorded = None
-        if info:
-            record = MoveRecord(
-                move, color.value, round(elapsed_ms), clock_ms, info.get("time"),
-                format_score(info), info.get("depth"), info.get("nodes"), list(info.get("pv", ())),
-            )
-        else:
-            record = MoveRecord(move, color.value, round(elapsed_ms), clock_ms)
-        self.moves.append(record)
-        if self.on_move is not None:
-            self.on_move(record, after)
+        record = _move_record(*entry)
+        self._records.append(record)
+        assert self.on_move is not None
+        self.on_move(record, after)
 
     async def _overtime(self, search: _Search) -> Reply:
         """The scope ended with a search in progress.  Before the search's
@@ -419,6 +440,17 @@ class _Game:
         raise _Ending(MatchTermination.STALL.value, search.color.other,
                       f"{side} stalled: no bestmove within the {search.limit:g} s stall limit "
                       f"nor {grace:g} s after stop")
+
+
+def _move_record(move: str, color: Color, elapsed_ms: float, clock_ms: int | None,
+                 info: dict[str, object]) -> MoveRecord:
+    if info:
+        return MoveRecord(
+            move, color.value, round(elapsed_ms), clock_ms, info.get("time"),  # type: ignore[arg-type]
+            format_score(info), info.get("depth"), info.get("nodes"),  # type: ignore[arg-type]
+            list(info.get("pv", ())),  # type: ignore[call-overload]
+        )
+    return MoveRecord(move, color.value, round(elapsed_ms), clock_ms)
 
 
 def _time_control(engine: Engine, default: TimeControl) -> TimeControl:
@@ -495,7 +527,7 @@ async def play_game(
         termination_detail=end.detail,
         fen=fen,
         opening_moves=opening,
-        moves=state.moves,
+        moves=state.records(),
         time_control={c.value: str(clocks[c].tc) for c in clocks},
         timemargin_ms={c.value: clocks[c].timemargin_ms for c in clocks},
         start_time=start_time,

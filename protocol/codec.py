@@ -371,6 +371,17 @@ class LineSplitter:
             raise ProtocolError(f"line longer than {self.max_line_bytes} bytes")
         return raw.decode("utf-8", errors="replace")
 
+    def feed_line(self, data: bytes) -> str | None:
+        """:meth:`feed` for the usual chunk, one whole line (``bestmove d5\\n``),
+        without the loop: its text when nothing is held from earlier chunks
+        and ``data`` ends with its only LF (and is within the limit); else
+        None, nothing consumed, and the caller uses :meth:`feed`."""
+        if (self._buffer or self._discarding or data.find(b"\n") != len(data) - 1
+                or len(data) > self.max_line_bytes):
+            return None
+        raw = data[:-2] if data.endswith(b"\r\n") else data[:-1]
+        return raw.decode("utf-8", errors="replace")
+
     @property
     def buffered(self) -> int:
         """Bytes of the incomplete line held so far."""

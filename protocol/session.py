@@ -10,12 +10,20 @@ States::
 
     STARTING --ugiok--> IDLE --go--> SEARCHING --bestmove--> IDLE
     any state --quit--> CLOSED
+
+Two cheap variants serve the arbiter's hot path (one ``go`` and one
+``bestmove`` per ply) without building message objects, with the same state
+changes and checks: :meth:`EngineSession.send_go` formats ``go`` from its
+fields, and :meth:`EngineSession.receive_bestmove` recognises a plain
+``bestmove <move>`` line (anything else goes to :meth:`~EngineSession.receive`).
 """
 
 from __future__ import annotations
 
 import enum
 from collections import deque
+from operator import itemgetter
+from typing import Callable, Mapping
 
 from . import messages as m
 from .errors import ProtocolError
@@ -31,6 +39,33 @@ class SessionState(enum.Enum):
     CLOSED = "closed"  # quit sent
 
 
+#: ``go`` lines by the names of their fields (in the caller's order): the
+#: bytes template and the getter of the values in the protocol's order.  A
+#: game uses one or two shapes; the bound keeps odd callers from growing it.
+_GO_TEMPLATES: dict[tuple[str, ...], tuple[bytes, Callable[[Mapping], object]]] = {}
+_MAX_GO_TEMPLATES = 256
+
+
+def _check_go_names(names: tuple[str, ...]) -> None:
+    unknown = [name for name in names if name not in m.GO_INT_FIELDS and name != "infinite"]
+    if unknown:
+        raise ProtocolError(f"go has no field {unknown[0]!r}")
+
+
+def _go_template(names: tuple[str, ...]) -> tuple[bytes, Callable[[Mapping], object]]:
+    _check_go_names(names)
+    ordered = [name for name in m.GO_INT_FIELDS if name in names]
+    template = ("go" + "".join(f" {name} %d" for name in ordered) + "\n").encode()
+    getter: Callable[[Mapping], object]
+    if len(ordered) > 1:
+        getter = itemgetter(*ordered)
+    else:  # itemgetter of one name gives the value itself, and of none fails: % wants a tuple
+        getter = lambda fields: tuple(fields[name] for name in ordered)  # noqa: E731
+    if len(_GO_TEMPLATES) < _MAX_GO_TEMPLATES:
+        _GO_TEMPLATES[names] = template, getter
+    return template, getter
+
+
 class EngineSession:
     """One engine's side of the protocol, seen from the arbiter."""
 
@@ -43,8 +78,8 @@ class EngineSession:
         self.ugi_sent = False
         #: ``stop`` was sent during the current search.
         self.stop_sent = False
-        #: The ``go`` of the current (or last) search.
-        self.last_go: m.Go | None = None
+        self._last_go: m.Go | None = None
+        self._last_go_fields: Mapping[str, int | bool] | None = None
         self._pending_ready = 0
         self._pending_queries: deque[str] = deque()
 
@@ -74,6 +109,14 @@ class EngineSession:
         if decl is None:
             return None
         return any(var.lower() == game.lower() for var in decl.vars)
+
+    @property
+    def last_go(self) -> m.Go | None:
+        """The ``go`` of the current (or last) search (made on demand when it
+        was sent by :meth:`send_go`)."""
+        if self._last_go is None and self._last_go_fields is not None:
+            self._last_go = m.Go(**self._last_go_fields)  # type: ignore[arg-type]
+        return self._last_go
 
     @property
     def pending_ready(self) -> int:
@@ -128,7 +171,8 @@ class EngineSession:
         if isinstance(msg, m.Go):
             self.state = SessionState.SEARCHING
             self.stop_sent = False
-            self.last_go = msg
+            self._last_go = msg
+            self._last_go_fields = None
             return self._bytes(msg)
         if isinstance(msg, m.Query):
             self._pending_queries.append(msg.what)
@@ -141,7 +185,53 @@ class EngineSession:
     def _bytes(msg: ArbiterMessage) -> bytes:
         return msg.to_line().encode("utf-8") + b"\n"
 
+    def send_go(self, fields: Mapping[str, int | bool]) -> bytes:
+        """``send(Go(**fields))`` for the hot path: the bytes of the ``go``
+        line, fields in the protocol's order, and the state moved to SEARCHING.
+
+        ``fields`` are :class:`~protocol.messages.Go`'s keyword arguments; unknown
+        names are refused, but the values are taken as they are (ints, and
+        ``infinite`` a bool): the arbiter's clocks compute them, so the range
+        checks of ``Go`` are left to :attr:`last_go`, made only if asked for."""
+        state = self.state
+        if state is not SessionState.IDLE:
+            if state is SessionState.SEARCHING:
+                raise ProtocolError("cannot send Go during a search (send stop and wait for bestmove)")
+            if state is SessionState.CLOSED:
+                raise ProtocolError("cannot send go: the session is closed")
+            raise ProtocolError("cannot send go before ugiok")
+        if "infinite" in fields:  # rare (`inf`): the plain way
+            _check_go_names(tuple(fields))
+            data = self._bytes(m.Go(**fields))  # type: ignore[arg-type]
+        else:
+            names = tuple(fields)
+            found = _GO_TEMPLATES.get(names)
+            template, values = found if found is not None else _go_template(names)
+            data = template % values(fields)
+        self.state = SessionState.SEARCHING
+        self.stop_sent = False
+        self._last_go = None
+        self._last_go_fields = fields
+        return data
+
     # -- engine -> arbiter ---------------------------------------------------
+
+    def receive_bestmove(self, line: str) -> str | None:
+        """The move of a plain ``bestmove <move>`` line read during a search,
+        applied like :meth:`receive` would (the state goes back to IDLE).
+
+        None, with nothing applied, for any other line (``ponder``, extra
+        tokens or blanks, other commands, or no search on): the caller passes
+        it to :meth:`receive`, which judges it.  This skips the tokenizer and
+        the message object on the line every search ends with.  ``line`` is
+        one that :class:`~protocol.codec.LineSplitter` gave (no LF, valid
+        text, within the length limit)."""
+        if (self.state is SessionState.SEARCHING and line.startswith("bestmove ")
+                and len(line) > 9 and line.count(" ") == 1
+                and "\t" not in line and "\r" not in line):
+            self.state = SessionState.IDLE
+            return line[9:]
+        return None
 
     def receive(self, line: str) -> EngineMessage | None:
         """Parse a line the engine wrote and apply it; None for blank or

@@ -13,6 +13,7 @@ import pytest
 import trio
 
 from arbiter.engine import (
+    Engine,
     EngineConfig,
     EngineFaultError,
     EngineStartError,
@@ -208,6 +209,58 @@ async def test_finish_search_recovers_an_engine_for_reuse():
         await engine.go(SetPosition(), Go(infinite=True))
         assert not await engine.finish_search()
         assert engine.fault.kind == "stall" and not engine.healthy
+
+
+async def _read_until(stream, marker: bytes) -> bytes:
+    data = b""
+    while marker not in data:
+        chunk = await stream.receive_some(65536)
+        assert chunk, f"end of output before {marker!r}: {data!r}"
+        data += chunk
+    return data
+
+
+async def test_spawn_without_reading_stdout_leaves_the_conversation_to_the_caller(tmp_path):
+    """The public process API (what arbiter/check_probe.py uses): spawn with
+    read_stdout=False, talk over ``process``'s pipes, add to the I/O log; an
+    exit is reported by exit_status()/wait_exit(), not turned into a fault."""
+    engine = Engine(config("crash.py"), FAST, str(tmp_path))
+    async with trio.open_nursery() as nursery:
+        await engine.spawn(nursery, read_stdout=False)
+        assert engine.process is not None and engine.process.pid == engine.pid
+        assert engine.started_at <= trio.current_time()
+        assert engine.exit_status() is None
+        engine.io_log.write("#", "the caller's own event")
+        stdin, stdout = engine.process.stdin, engine.process.stdout
+        await stdin.send_all(b"ugi\n")
+        assert b"ugiok" in await _read_until(stdout, b"ugiok")
+        with pytest.raises(RuntimeError, match="read by the caller"):
+            await engine.wait_bestmove()
+        for _ in range(3):  # crash.py dies (status 3) on its third go
+            await stdin.send_all(b"position startpos\ngo movetime 1000\n")
+        assert await engine.wait_exit(10) == "status 3"
+        assert engine.exit_status() == "status 3"
+        assert engine.fault is None  # not the engine's business: the caller reads
+        await engine.aclose()
+        nursery.cancel_scope.cancel()
+    assert group_alive(engine.pid) == []
+    text = next(tmp_path.iterdir()).read_text()
+    assert "# the caller's own event" in text and "ended: status 3" in text
+
+
+async def test_aclose_with_a_short_grace(tmp_path):
+    """``aclose(grace=...)`` caps the quit and term graces for an engine known
+    to be broken (specs/check.md); the configured timeouts are untouched."""
+    timeouts = EngineTimeouts(quit_grace=5, term_grace=5)
+    async with open_engine(config("ignore_quit.py"), timeouts=timeouts, log_dir=str(tmp_path)) as engine:
+        # after the handshake: it ignores SIGTERM by now
+        await engine.aclose(grace=0.1)
+        assert engine.exit_status() is not None
+    assert engine.timeouts == timeouts
+    assert group_alive(engine.pid) == []
+    text = next(tmp_path.iterdir()).read_text()
+    assert "no exit 0.1 s after quit: SIGTERM to the group" in text
+    assert "no exit 0.1 s after SIGTERM: SIGKILL" in text
 
 
 def test_harness_detects_live_processes():

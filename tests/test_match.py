@@ -110,6 +110,30 @@ async def test_handshake_failure_means_no_game(script, args, tmp_path):
     await assert_healthy_arbiter()
 
 
+async def test_no_readyok_before_the_first_move_means_no_game(tmp_path):
+    """specs/match.md §Terminations, `readyok`: no answer to the isready of
+    the new game is a handshake failure; nothing is left behind."""
+    timeouts = EngineTimeouts(handshake=10, ready=0.3, stop=0.5, quit_grace=0.3, term_grace=0.3)
+    with pytest.raises(EngineStartError, match=r"'readyok': no readyok within 0.3 s of isready"):
+        await play_engines("troll", config("instant.py"), config("readyok.py", "never"),
+                           timeouts=timeouts, log_dir=str(tmp_path))
+    pids = [int(log.stem.rsplit("-", 1)[1]) for log in tmp_path.iterdir()]
+    assert len(pids) == 2 and all(group_alive(pid) == [] for pid in pids)
+
+
+@pytest.mark.parametrize("bad_color", [Color.WHITE, Color.BLACK])
+async def test_readyok_during_the_game_is_a_protocol_error(bad_color):
+    """specs/match.md §Terminations, `readyok`: during a game the arbiter asks
+    for none, so an unasked `readyok` loses the game for its writer."""
+    bad, good = config("readyok.py", "unasked"), config("instant.py")
+    white, black = (bad, good) if bad_color is Color.WHITE else (good, bad)
+    record, pids = await play_pair(white, black, tc="10+0.1")
+    assert record.termination == M.PROTOCOL_ERROR.value, record.termination_detail
+    assert loser(record) is bad_color
+    assert "readyok without isready" in record.termination_detail
+    assert all(group_alive(pid) == [] for pid in pids)
+
+
 async def test_ignores_quit_game_is_normal_and_process_killed():
     record, pids = await play_pair(config("ignore_quit.py"), config("instant.py"), tc="10+0.1")
     assert record.termination == Termination.CONNECTION.value

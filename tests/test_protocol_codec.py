@@ -37,7 +37,9 @@ option_decls = st.one_of(
     st.builds(m.OptionDecl, phrases, st.just("button")),
     st.builds(m.OptionDecl, phrases, st.just("string"), optional(st.one_of(st.just(""), phrases))),
     st.tuples(phrases, ints, ints, st.floats(0, 1)).map(
-        lambda t: m.OptionDecl(t[0], "spin", str(int(min(t[1], t[2]) + (abs(t[2] - t[1])) * t[3])),
+        # the default in [min, max] by integer arithmetic (a float product can round past max)
+        lambda t: m.OptionDecl(t[0], "spin",
+                               str(min(t[1], t[2]) + abs(t[2] - t[1]) * round(t[3] * 2**20) // 2**20),
                                min(t[1], t[2]), max(t[1], t[2]))),
     st.tuples(phrases, st.lists(phrases, min_size=1, max_size=5), st.booleans()).map(
         lambda t: m.OptionDecl(t[0], "combo", t[1][0] if t[2] else None, vars=tuple(t[1]))),
@@ -374,6 +376,44 @@ def test_session_search_cycle_and_violations():
     assert session.receive("bestmove late") == m.BestMove("late")  # moot after quit
     with pytest.raises(ProtocolError, match="closed"):
         session.send(m.IsReady())
+
+
+def test_session_fast_go_and_bestmove_match_the_general_path():
+    """send_go / receive_bestmove: the same bytes and state changes as
+    send(Go(...)) / receive(...), or a fallback to receive() (protocol/session.py)."""
+    fields = {"p1time": 60000, "p2time": 59000, "p1inc": 100, "p2inc": 100, "movestogo": 7}
+    fast, slow = _handshaken(), _handshaken()
+    assert fast.send_go(fields) == slow.send(m.Go(**fields))
+    assert fast.state is slow.state is SessionState.SEARCHING
+    assert fast.last_go == slow.last_go == m.Go(**fields)
+    with pytest.raises(ProtocolError, match="during a search"):
+        fast.send_go({"depth": 3})
+    for line in ("bestmove", "bestmove ", "bestmove d5 ponder e4", "bestmove d5 e4", "bestmove\td5",
+                 "bestmove d5\r", "bestmoves d5", "info depth 1", "readyok"):
+        assert fast.receive_bestmove(line) is None, line
+        assert fast.state is SessionState.SEARCHING
+    assert fast.receive_bestmove("bestmove d5") == "d5"
+    assert fast.state is SessionState.IDLE
+    assert fast.receive_bestmove("bestmove d5") is None  # a second one: receive() judges it
+    with pytest.raises(ProtocolError, match="while not searching"):
+        fast.receive("bestmove d5")
+    assert fast.send_go({"infinite": True}) == b"go infinite\n"
+    assert fast.last_go == m.Go(infinite=True)
+    fast.receive("bestmove d5")
+    for fields in ({"wtime": 5}, {"depth": 2, "wtime": 5}, {"infinite": True, "wtime": 5}):
+        with pytest.raises(ProtocolError, match="no field 'wtime'"):
+            fast.send_go(fields)
+        assert fast.state is SessionState.IDLE
+    for fields in ({}, {"depth": 4}, {"nodes": 9, "depth": 2}, {"movetime": 250, "depth": 3},
+                   {"p2inc": 0, "p2time": 5, "p1time": 7, "p1inc": 10, "movestogo": 3}):
+        assert fast.send_go(fields) == _handshaken().send(m.Go(**fields))
+        assert fast.state is SessionState.SEARCHING and fast.last_go == m.Go(**fields)
+        fast.receive("bestmove d5")
+    fresh = EngineSession()
+    fresh.send(m.Ugi())
+    with pytest.raises(ProtocolError, match="before ugiok"):
+        fresh.send_go({"depth": 1})
+    assert fresh.receive_bestmove("bestmove d5") is None
 
 
 def test_session_refuses_out_of_order_handshake():
