@@ -49,14 +49,12 @@ from arbiter.check_probe import (
     Received,
     Search,
     clip,
-    cmdline,
     describe_fault,
-    descendants,
     leftovers,
-    proc_table,
 )
 from arbiter.clock import Clock, TimeControl, go_fields
 from arbiter.engine import EngineConfig, EngineError, EngineTimeouts
+from arbiter.procs import cmdline, descendants, proc_table
 from arbiter.games import Game, IllegalMoveError, Position, get_game, play_moves
 from protocol import limits
 from protocol.codec import ProtocolError

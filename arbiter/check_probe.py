@@ -16,19 +16,19 @@ whatever the engine writes.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import trio
 
 from arbiter.engine import Engine, EngineConfig, EngineTimeouts
+from arbiter.procs import proc_table
 from arbiter.games import IllegalMoveError, Position
 from protocol.codec import LineSplitter, ProtocolError, parse_engine_line
 from protocol.messages import ArbiterMessage, BestMove, Go, Info, OptionDecl
 from protocol.session import EngineSession, SessionState
 
 __all__ = ["Line", "Received", "Search", "Evidence", "Gone", "Probe", "pv_problem",
-           "proc_table", "descendants", "cmdline", "leftovers", "describe_fault", "clip",
+           "leftovers", "describe_fault", "clip",
            "FLOOD_LINES", "FLOOD_LINES_PER_S", "FLOOD_BYTES", "FLOOD_BYTES_PER_S"]
 
 #: How much ``info`` output one search may produce before it counts as a flood:
@@ -421,44 +421,6 @@ def pv_problem(position: Position, pv: tuple[str, ...]) -> str | None:
 
 
 # --- processes: who is alive -------------------------------------------------------------------
-
-
-def proc_table() -> dict[int, tuple[str, int, int]]:
-    """pid -> (state, parent pid, process group) for every process we can see."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                text = f.read()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()
-        table[int(entry)] = (fields[0], int(fields[1]), int(fields[2]))
-    return table
-
-
-def descendants(root: int, table: dict[int, tuple[str, int, int]]) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for pid, (_, ppid, _) in table.items():
-        children.setdefault(ppid, []).append(pid)
-    found: set[int] = set()
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
-
-
-def cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip() or "?"
-    except OSError:
-        return "?"
 
 
 def leftovers(root: int, earlier: set[int]) -> list[int]:

@@ -45,6 +45,7 @@ from typing import AsyncIterator, Callable, TextIO
 
 import trio
 
+from arbiter.procs import live_group_members
 from protocol import limits
 from protocol.codec import LineSplitter, ProtocolError, parse_engine_line
 from protocol.messages import (
@@ -882,7 +883,7 @@ class Engine:
         # SIGKILL is delivered asynchronously: wait (briefly) until the rest of
         # the group is really gone, so that "closed" means "nothing left".
         with trio.move_on_after(1.0):
-            while _group_has_live_members(process.pid):
+            while live_group_members(process.pid):
                 await trio.sleep(0.005)
         if self._log is not None:
             self._log.write("#", f"ended: {_describe_status(process.returncode)}")
@@ -902,32 +903,6 @@ class Engine:
                 self._pidfd = None
             if self._log is not None:
                 self._log.close()
-
-
-def _group_has_live_members(pgid: int) -> bool:
-    """Whether process group ``pgid`` still has a process that is not a zombie.
-
-    ``killpg(pgid, 0)`` cannot tell: it succeeds while zombies remain, and
-    orphaned zombies stay for good under an init that does not reap (as in
-    some containers).  So on Linux the answer comes from /proc."""
-    if not os.path.isdir("/proc/self"):
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as file:
-                stat = file.read()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(b")") + 2:].split()
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
 
 
 def _signal_name(number: int) -> str:

@@ -570,9 +570,10 @@ class Tournament:
                     await item.close()
                 held.clear()
                 detail = f"game {scheduled.key} not played: {exc}"
+                failed = exc.engine
                 await trio.to_thread.run_sync(
                     lambda: self.store.add_event(self.tournament_id, "handshake-failed", detail,
-                                                 engine=exc.engine, key=scheduled.key))
+                                                 engine=failed, key=scheduled.key))
                 if attempt == 1:
                     self.observer.message(f"handshake-failure: {detail}; retrying with a fresh process")
                 else:

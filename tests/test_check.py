@@ -33,6 +33,7 @@ from arbiter.check_positions import (
     positions,
 )
 from arbiter.engine import EngineConfig
+from arbiter.procs import live_group_members as group_alive
 from arbiter.games import GAME_NAMES, get_game
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -78,21 +79,6 @@ def statuses(report: CheckReport, status: Status) -> set[str]:
     return {r.name for r in report.results if r.status is status}
 
 
-def group_alive(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of process group ``pgid``."""
-    alive = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                text = f.read()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()
-        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
-            alive.append(int(entry))
-    return alive
 
 
 def assert_nothing_left(report: CheckReport) -> None:

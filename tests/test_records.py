@@ -5,7 +5,7 @@ commands on real files, real SQLite databases and real engine processes."""
 from __future__ import annotations
 
 import json
-import os
+
 import random
 import sqlite3
 import subprocess

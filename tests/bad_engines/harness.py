@@ -10,6 +10,7 @@ import os
 import sys
 
 from arbiter.engine import EngineConfig, EngineTimeouts
+from arbiter.procs import live_group_members, pid_alive  # noqa: F401 (re-exported for tests)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -27,29 +28,5 @@ def config(script: str, *args: str, name: str | None = _STEM, **kw) -> EngineCon
                         name=script.removesuffix(".py") if name == _STEM else name, **kw)
 
 
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state, process group) of a process, None if it does not exist."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            text = f.read()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    fields = text[text.rindex(")") + 2:].split()
-    return fields[0], int(fields[2])
-
-
-def pid_alive(pid: int) -> bool:
-    """True if ``pid`` runs (zombies and missing processes are dead)."""
-    stat = _stat(pid)
-    return stat is not None and stat[0] not in ("Z", "X")
-
-
-def group_alive(pgid: int) -> list[int]:
-    """The live (non-zombie) processes of process group ``pgid``."""
-    alive = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            stat = _stat(int(entry))
-            if stat is not None and stat[1] == pgid and stat[0] not in ("Z", "X"):
-                alive.append(int(entry))
-    return alive
+# one home for reading /proc: arbiter/procs.py
+group_alive = live_group_members
