@@ -9,7 +9,7 @@ with real engine processes and a real SQLite file in a temporary directory:
    concurrency), the clock error per move (the think time the arbiter measured
    minus the ``info time`` the engine reported: pipe and scheduling latency,
    median and p99), games per second, and the arbiter's peak memory.
-2. **Throughput.** Instant engines (``bench/replay_engine.py``: the next move
+2. **Throughput.** Instant engines (``tests/bad_engines/replay.py``: the next move
    of a recorded game, at once) at concurrency 1, 2 and 4: games per second
    and the ratio to concurrency 1 -- on a machine with C cores the ratio can
    reach about min(concurrency, C / 3) (each game is three busy processes);
@@ -39,7 +39,7 @@ from arbiter.games import get_game  # noqa: E402
 from arbiter.store import Store  # noqa: E402
 from arbiter.tournament import Tournament, TournamentConfig, open_tournament  # noqa: E402
 
-REPLAY = os.path.join(ROOT, "bench", "replay_engine.py")
+REPLAY = os.path.join(ROOT, "tests", "bad_engines", "replay.py")  # the instant engine the overhead bench uses too
 
 
 def run_tournament(config: TournamentConfig, directory: str) -> tuple[float, float, list[dict]]:
@@ -108,8 +108,7 @@ def recorded_game(game_name: str, seed: int) -> list[str]:
 
 def throughput(args, directory: str) -> None:
     moves = recorded_game(args.game, 7)
-    env = {"REPLAY_MOVES": " ".join(moves), "REPLAY_GAME": args.game}
-    engines = [EngineConfig(cmd=f"{sys.executable} {REPLAY}", name=f"instant{i}", env=env)
+    engines = [EngineConfig(cmd=f"{sys.executable} {REPLAY}", args=list(moves), name=f"instant{i}")
                for i in range(2)]
     games = args.instant_games
     print(f"throughput: {games} games of {len(moves)} plies between instant engines "
