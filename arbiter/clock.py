@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 #: how long an engine without a clock (depth/nodes/inf) may search before the
 #: arbiter sends ``stop``: generous, so only a hung engine ever reaches it.
@@ -102,6 +103,7 @@ class TimeControl:
         return not self.is_timed and self.depth is None and self.nodes is None
 
     @classmethod
+    @lru_cache(maxsize=256)  # a TimeControl is immutable: one parse per spelling (per game before)
     def parse(cls, text: str) -> "TimeControl":
         """Parse cutechess syntax (see the module docstring); TimeControlError if bad."""
         whole = text
@@ -188,6 +190,11 @@ class Clock:
         #: time left on the clock (ms); None without a game clock
         self.remaining_ms: float | None = float(tc.base_ms) if tc.base_ms is not None else None
         self.moves_played = 0
+        # The time control's figures, read every ply by stop() and go_fields()
+        # (attribute reads rather than the dataclass's properties).
+        self._timed = tc.is_timed
+        self._inc_ms = tc.inc_ms
+        self._period = tc.moves
 
     @property
     def moves_to_go(self) -> int | None:
@@ -219,13 +226,22 @@ class Clock:
         Otherwise: time is taken off (never below zero: the margin is grace,
         not debt), then the increment is added, then, at the end of a
         ``moves`` period, the base time again."""
-        if self.is_over_time(elapsed_ms):
-            return False
+        remaining = self.remaining_ms
+        if remaining is None:  # no game clock: is_over_time() without the calls
+            if self._timed and elapsed_ms > self.tc.movetime_ms + self.timemargin_ms:  # type: ignore[operator]
+                return False
+            self.moves_played += 1
+            return True
+        if elapsed_ms > (remaining if remaining > 0.0 else 0.0) + self.timemargin_ms:
+            return False  # the same test as is_over_time(), inline (it runs every ply)
         self.moves_played += 1
-        if self.remaining_ms is not None:
-            self.remaining_ms = max(self.remaining_ms - elapsed_ms, 0.0) + self.tc.inc_ms
-            if self.tc.moves and self.moves_played % self.tc.moves == 0:
-                self.remaining_ms += self.tc.base_ms  # type: ignore[operator]
+        remaining -= elapsed_ms
+        if remaining < 0.0:
+            remaining = 0.0
+        remaining += self._inc_ms
+        if self._period and self.moves_played % self._period == 0:
+            remaining += self.tc.base_ms  # type: ignore[operator]
+        self.remaining_ms = remaining
         return True
 
     def clock_ms(self) -> int | None:
@@ -244,19 +260,22 @@ def go_fields(mover: Clock, opponent: Clock, mover_is_p1: bool) -> dict[str, int
     he has a clock too) and ``movestogo``; ``st=`` gives ``movetime``; depth
     and nodes limits are added as given; nothing at all gives ``infinite``.
     p1 is the side that moves first in the game (Black in Atoll)."""
-    fields: dict[str, int | bool] = {}
     my_time, my_inc, their_time, their_inc = _KEYS[mover_is_p1]
     tc = mover.tc
-    if mover.remaining_ms is not None:
-        fields[my_time] = max(int(mover.remaining_ms), 0)
-        fields[my_inc] = tc.inc_ms
+    fields: dict[str, int | bool]
+    if mover.remaining_ms is not None:  # (written out: the match calls this every ply)
+        mine = int(mover.remaining_ms)
+        fields = {my_time: mine if mine > 0 else 0, my_inc: mover._inc_ms}
         if opponent.remaining_ms is not None:
-            fields[their_time] = max(int(opponent.remaining_ms), 0)
-            fields[their_inc] = opponent.tc.inc_ms
-        if mover.moves_to_go is not None:
-            fields["movestogo"] = mover.moves_to_go
+            theirs = int(opponent.remaining_ms)
+            fields[their_time] = theirs if theirs > 0 else 0
+            fields[their_inc] = opponent._inc_ms
+        if mover._period is not None:  # moves_to_go
+            fields["movestogo"] = mover._period - mover.moves_played % mover._period
     elif tc.movetime_ms is not None:
-        fields["movetime"] = tc.movetime_ms
+        fields = {"movetime": tc.movetime_ms}
+    else:
+        fields = {}
     if tc.depth is not None:
         fields["depth"] = tc.depth
     if tc.nodes is not None:

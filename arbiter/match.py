@@ -202,10 +202,11 @@ class _Search:
     """A search: who, on which clock, since when (monotonic s), for how long.
     One per side for the whole game, its ``started``/``limit`` set at each ``go``."""
 
-    __slots__ = ("color", "engine", "clock", "started", "limit")
+    __slots__ = ("color", "name", "engine", "clock", "started", "limit")
 
     def __init__(self, color: Color, engine: Engine, clock: Clock, started: float, limit: float):
         self.color = color
+        self.name = color.value  # for the records (an Enum's .value is a Python-level property)
         self.engine = engine
         self.clock = clock
         self.started = started
@@ -241,13 +242,15 @@ class _Game:
         self._scope: trio.CancelScope | None = None
         #: the deadline armed on self._scope (read back without the property)
         self._armed = float("inf")
-        self._searches = {color: _Search(color, engines[color], clocks[color], 0.0, 0.0)
-                          for color in (Color.WHITE, Color.BLACK)}
-        #: the search in progress (one of self._searches), None between searches
+        # (the dicts keyed by Color are read once here: an Enum's hash is Python code)
+        white, black = Color.WHITE, Color.BLACK
+        self._white_search = _Search(white, engines[white], clocks[white], 0.0, 0.0)
+        self._black_search = _Search(black, engines[black], clocks[black], 0.0, 0.0)
+        #: the search in progress (one of the two above), None between searches
         self._search: _Search | None = None
         #: trio.current_time without its lookups (the deadlines' clock)
         self._now = trio.lowlevel.current_clock().current_time
-        #: the plies played, as (move, color, elapsed_ms, clock_ms, info)
+        #: the plies played, as (move, color name, elapsed_ms, clock_ms, info)
         #: tuples; their MoveRecords are made by records() once the game is
         #: over, or one by one for on_move (see _record)
         self._plies: list[tuple] = []
@@ -297,12 +300,15 @@ class _Game:
             self._record()
 
     async def _play(self, scope: trio.CancelScope) -> None:
-        white, black = self.engines[Color.WHITE], self.engines[Color.BLACK]
-        white_clock, black_clock = self.clocks[Color.WHITE], self.clocks[Color.BLACK]
+        white_search, black_search = self._white_search, self._black_search
+        white, black = white_search.engine, black_search.engine
+        white_clock, black_clock = white_search.clock, black_search.clock
         white_is_p1 = self.game.first is Color.WHITE
-        white_search, black_search = self._searches[Color.WHITE], self._searches[Color.BLACK]
+        black_is_p1 = not white_is_p1
+        arm_exactly = self._arm_exactly
         maxplies = self.maxplies
         now = self._now
+        white_color = Color.WHITE  # (a class attribute of an Enum is slow to look up)
         while True:
             position = self.position
             outcome = position.outcome()
@@ -314,15 +320,14 @@ class _Game:
             if white.fault is not None or black.fault is not None:
                 self.check_faults()
             # (no dict lookups keyed by Color in this loop: an Enum's hash is Python code)
-            color = position.to_move
-            if color is Color.WHITE:
+            if position.to_move is white_color:
                 engine, clock, search = white, white_clock, white_search
                 fields = go_fields(clock, black_clock, white_is_p1)
             else:
                 engine, clock, search = black, black_clock, black_search
-                fields = go_fields(clock, white_clock, not white_is_p1)
+                fields = go_fields(clock, white_clock, black_is_p1)
             search.limit = limit = clock.deadline_ms() / 1000
-            search.started = now()
+            search.started = started = now()
             self._search = search
             # The scope is re-armed only when this search's deadline comes
             # sooner than the armed one: the armed deadline is never later than
@@ -331,12 +336,11 @@ class _Game:
             # forward, so this saves trio's costly deadline update on most
             # plies.  A write that blocks (the engine is not reading) gets the
             # exact deadline (_arm_exactly), counted from before the write.
-            deadline = search.started + limit
+            deadline = started + limit
             if deadline < self._armed:
                 scope.deadline = self._armed = deadline
             try:
-                search.started = await engine.go((self.line + "\n").encode(), fields,
-                                                 self._arm_exactly)
+                search.started = await engine.go((self.line + "\n").encode(), fields, arm_exactly)
                 if self._unrecorded is not None:  # only with on_move
                     self._record()
                 reply = await engine.wait_bestmove()
@@ -389,7 +393,9 @@ class _Game:
         self.position = after
         self._search = None
         self.plies += 1
-        entry = (move, color, elapsed_ms, clock.clock_ms(), reply.info)
+        remaining = clock.remaining_ms  # clock.clock_ms(), inline
+        entry = (move, search.name, elapsed_ms, None if remaining is None else int(remaining),
+                 reply.info)
         self._plies.append(entry)
         if self.on_move is not None:
             self._record()  # the previous ply, if still pending
@@ -442,15 +448,27 @@ class _Game:
                       f"nor {grace:g} s after stop")
 
 
-def _move_record(move: str, color: Color, elapsed_ms: float, clock_ms: int | None,
+def _move_record(move: str, color: str, elapsed_ms: float, clock_ms: int | None,
                  info: dict[str, object]) -> MoveRecord:
     if info:
         return MoveRecord(
-            move, color.value, round(elapsed_ms), clock_ms, info.get("time"),  # type: ignore[arg-type]
+            move, color, round(elapsed_ms), clock_ms, info.get("time"),  # type: ignore[arg-type]
             format_score(info), info.get("depth"), info.get("nodes"),  # type: ignore[arg-type]
             list(info.get("pv", ())),  # type: ignore[call-overload]
         )
-    return MoveRecord(move, color.value, round(elapsed_ms), clock_ms)
+    # every field given: the dataclass's __init__ is much quicker without defaults to fill
+    return MoveRecord(move, color, round(elapsed_ms), clock_ms, None, None, None, None, [])
+
+
+#: get_game by the names asked for (it imports the game's module on every call)
+_GAMES_BY_NAME: dict[str, Game] = {}
+
+
+def _game_named(name: str) -> Game:
+    game = _GAMES_BY_NAME.get(name)
+    if game is None:
+        game = _GAMES_BY_NAME[name] = get_game(name)  # UnknownGameError if there is none
+    return game
 
 
 def _time_control(engine: Engine, default: TimeControl) -> TimeControl:
@@ -492,17 +510,18 @@ async def play_game(
     if white is black:
         raise ValueError("an engine cannot play itself in one process: start it twice")
     if isinstance(game, str):
-        game = get_game(game)
+        game = _game_named(game)
     opening = list(opening_moves)
     position = game.position(fen, opening)
     default_tc = tc if isinstance(tc, TimeControl) else TimeControl.parse(tc or DEFAULT_TC)
+    white_clock, black_clock = (
+        Clock(_time_control(engine, default_tc),
+              timemargin_ms=engine.config.timemargin_ms or timemargin_ms,
+              stall_ms=stall_ms)
+        for engine in (white, black)
+    )
     engines = {Color.WHITE: white, Color.BLACK: black}
-    clocks = {
-        color: Clock(_time_control(engine, default_tc),
-                     timemargin_ms=engine.config.timemargin_ms or timemargin_ms,
-                     stall_ms=stall_ms)
-        for color, engine in engines.items()
-    }
+    clocks = {Color.WHITE: white_clock, Color.BLACK: black_clock}
     for engine in (white, black):
         await engine.new_game(game.name)
     base_line = SetPosition(fen, tuple(opening)).to_line()
@@ -528,8 +547,8 @@ async def play_game(
         fen=fen,
         opening_moves=opening,
         moves=state.records(),
-        time_control={c.value: str(clocks[c].tc) for c in clocks},
-        timemargin_ms={c.value: clocks[c].timemargin_ms for c in clocks},
+        time_control={"white": str(white_clock.tc), "black": str(black_clock.tc)},
+        timemargin_ms={"white": white_clock.timemargin_ms, "black": black_clock.timemargin_ms},
         start_time=start_time,
         end_time=_utc_now(),
         final_fen=final.fen(),

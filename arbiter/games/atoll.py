@@ -86,6 +86,43 @@ MIRROR: dict[str, str] = {n: f"{COLUMNS[12 - COLUMNS.index(n[0])]}{n[1:]}" for n
 _CELL_RE = re.compile(r"^([a-z])(\d{1,2})$")
 
 
+# _BYTE_NAMES[k][b]: the playable cells among bits 8k..8k+7 set in byte b,
+# so a mask of empty cells becomes names in board order with 18 lookups.
+_BYTE_NAMES: tuple[tuple[tuple[str, ...], ...], ...] = tuple(
+    tuple(tuple(CELLS[8 * k + f] for f in range(8)
+                if b >> f & 1 and 8 * k + f < len(CELLS) and PLAYABLE & BIT[8 * k + f])
+          for b in range(256))
+    for k in range((len(CELLS) + 7) // 8))
+
+
+def empty_cells(occupied: int) -> tuple[str, ...]:
+    """The playable cells not in ``occupied``, in board order."""
+    free = PLAYABLE & ~occupied
+    names: list[str] = []
+    for table in _BYTE_NAMES:
+        names += table[free & 255]
+        free >>= 8
+    return tuple(names)
+
+
+_CELL_CHARS = str.maketrans("012", ".WB")
+_RUNS = tuple(("." * n, str(n)) for n in range(max(len(r) for r in ROWS.values()), 0, -1))
+# The cells of each column, as a slice of the board's cells in board order.
+_COLUMN_SLICES = tuple(
+    slice(INDEX[f"{c}{ROWS[c].start}"], INDEX[f"{c}{ROWS[c].stop - 1}"] + 1) for c in COLUMNS)
+
+
+def _cell_chars(white: int, black: int) -> str:
+    """One character per cell, in board order: ``W``, ``B`` or ``.``.
+
+    Without a loop over the cells: each bitmask written in binary and read
+    as a decimal number has a digit per cell, so white + 2 * black (disjoint)
+    has digit 1 for a white stone and 2 for a black one."""
+    size = len(CELLS)
+    digits = str(int(f"{white:0{size}b}") + 2 * int(f"{black:0{size}b}")).zfill(size)
+    return digits[::-1].translate(_CELL_CHARS)
+
+
 def groups_of(stones: int) -> tuple[int, ...]:
     """The connected groups of a set of cells (bitmasks)."""
     groups = []
@@ -119,12 +156,12 @@ class AtollPosition(Position):
 
     ``_stones`` and ``_groups`` are (White, Black) pairs; islands count as
     stones.  ``_empty`` is the tuple of empty playable cells in board order,
-    kept up to date by each placement so listing moves costs one copy."""
+    made on the first call of legal_moves (a match never needs it)."""
 
     __slots__ = ("_stones", "_groups", "_side", "_ply", "_winner", "_empty")
 
     def __init__(self, stones: tuple[int, int], groups: tuple[tuple[int, ...], tuple[int, ...]],
-                 side: int, ply: int, winner: int | None, empty: tuple[str, ...]):
+                 side: int, ply: int, winner: int | None, empty: tuple[str, ...] | None = None):
         self._stones = stones
         self._groups = groups
         self._side = side
@@ -135,9 +172,7 @@ class AtollPosition(Position):
     @classmethod
     def from_board(cls, white: int, black: int, side: int, ply: int,
                    winner: int | None = None) -> "AtollPosition":
-        occupied = white | black
-        empty = tuple(n for n in PLAYABLE_CELLS if not occupied & BIT[INDEX[n]])
-        return cls((white, black), (groups_of(white), groups_of(black)), side, ply, winner, empty)
+        return cls((white, black), (groups_of(white), groups_of(black)), side, ply, winner)
 
     # -- the interface -------------------------------------------------------
     @property
@@ -165,9 +200,12 @@ class AtollPosition(Position):
     def legal_moves(self) -> list[str]:
         if self._winner is not None:
             return []
+        empty = self._empty
+        if empty is None:
+            self._empty = empty = empty_cells(self._stones[0] | self._stones[1])
         if self._ply == 1:
-            return [*self._empty, "swap"]
-        return list(self._empty)
+            return [*empty, "swap"]
+        return list(empty)
 
     def outcome(self) -> Outcome | None:
         if self._winner is None:
@@ -182,24 +220,28 @@ class AtollPosition(Position):
             if PLAYABLE & bit and not (white | black) & bit:
                 side = self._side
                 touching = NEIGHBOURS[index]
-                merged = bit
-                kept = []
-                for group in self._groups[side]:
-                    if group & touching:
-                        merged |= group
-                    else:
-                        kept.append(group)
-                kept.append(merged)
-                (north, south), (east, west) = PAIRS[side]
-                won = side if ((merged & north and merged & south)
-                               or (merged & east and merged & west)) else None
-                empty = list(self._empty)
-                empty.remove(move)
+                groups = self._groups[side]
+                if touching & (black if side else white):
+                    merged = bit
+                    kept = []
+                    for group in groups:
+                        if group & touching:
+                            merged |= group
+                        else:
+                            kept.append(group)
+                    kept.append(merged)
+                    (north, south), (east, west) = PAIRS[side]
+                    won = side if ((merged & north and merged & south)
+                                   or (merged & east and merged & west)) else None
+                    groups = tuple(kept)
+                else:  # a stone on its own: a new group, which joins nothing
+                    groups += (bit,)
+                    won = None
                 if side == 0:
-                    return AtollPosition((white | bit, black), (tuple(kept), self._groups[1]),
-                                         1, self._ply + 1, won, tuple(empty))
-                return AtollPosition((white, black | bit), (self._groups[0], tuple(kept)),
-                                     0, self._ply + 1, won, tuple(empty))
+                    return AtollPosition((white | bit, black), (groups, self._groups[1]),
+                                         1, self._ply + 1, won)
+                return AtollPosition((white, black | bit), (self._groups[0], groups),
+                                     0, self._ply + 1, won)
         canonical = self.parse_move(move)  # raises with the reason
         if canonical == "swap":
             return self._swapped()
@@ -243,24 +285,11 @@ class AtollPosition(Position):
         return move
 
     def fen(self) -> str:
-        white, black = self._stones
-        columns = []
-        for col in COLUMNS:
-            text, run = "", 0
-            for row in ROWS[col]:
-                bit = BIT[INDEX[f"{col}{row}"]]
-                char = "W" if white & bit else "B" if black & bit else ""
-                if not char:
-                    run += 1
-                    continue
-                if run:
-                    text += str(run)
-                    run = 0
-                text += char
-            if run:
-                text += str(run)
-            columns.append(text)
-        return f"{'/'.join(columns)} {'wb'[self._side]} {self._ply}"
+        cells = _cell_chars(*self._stones)
+        board = "/".join([cells[column] for column in _COLUMN_SLICES])
+        for dots, count in _RUNS:  # longest first: each run of empty cells becomes its length
+            board = board.replace(dots, count)
+        return f"{board} {'wb'[self._side]} {self._ply}"
 
     def pieces(self) -> dict[str, Color]:
         white, black = self._stones

@@ -24,8 +24,10 @@ the four cross lines are bits ``k``, ``k+8``, ``k+16`` for odd ``k``, so:
   piece.  Generating moves never formats a string.
 
 A position stores the board from the mover's side (``own``/``opp``) plus the
-colour to move, and works out its legal moves and verdict when it is made,
-since every caller (match, perft, playout) asks for them at once.  History for
+colour to move, and works out its verdict when it is made (whether the mover
+can move at all takes a few shifts); its legal moves are listed on first
+request, since a match only ever asks for the verdict and plays the engines'
+moves (checked on the board), while playouts and perft list them.  History for
 the repetition rule is the tuple of position keys since the last irreversible
 ply (a placement or a removal: nothing before one can recur, since pieces in
 hand or on the board only ever decrease).
@@ -376,6 +378,36 @@ def generate(own: int, opp: int, in_hand: int) -> list[str]:
             *_RADIAL12[own >> 8 & 0xAAAA | empty >> 9 & 0x5555]]
 
 
+#: A point's bit -> the bits of the points next to it.
+_ADJACENT_BITS: dict[int, int] = {1 << q: sum(1 << p for p in ADJ_INDEX[q]) for q in range(24)}
+
+
+def _next_to(points: int) -> int:
+    """The points adjacent to any of ``points``: one step either way around
+    each ring (a rotation of its byte), and along the cross lines (the odd
+    points of neighbouring rings)."""
+    ring = (points << 1 & 0xFEFEFE | points >> 7 & 0x010101
+            | points >> 1 & 0x7F7F7F | points << 7 & 0x808080)
+    mids = points & 0xAAAAAA
+    return ring | (mids << 8 | mids >> 8) & FULL
+
+
+def _can_move(own: int, opp: int, in_hand: int) -> bool:
+    """Whether generate(own, opp, in_hand) is not empty, without listing:
+    a placement or a flight needs an empty point, a slide an own piece next
+    to one (a mill-closing move always has a piece to remove, or none is
+    needed)."""
+    empty = FULL ^ own ^ opp
+    if in_hand or own.bit_count() == 3:
+        return bool(empty)
+    mids = empty & 0xAAAAAA  # _next_to(empty), inline
+    return bool(own & (empty << 1 & 0xFEFEFE | empty >> 7 & 0x010101 | empty >> 1 & 0x7F7F7F
+                       | empty << 7 & 0x808080 | mids << 8 | mids >> 8))
+
+
+assert all(_next_to(1 << q) == _ADJACENT_BITS[1 << q] for q in range(24))
+
+
 # --- Positions -----------------------------------------------------------------
 
 _COLORS = (Color.WHITE, Color.BLACK)
@@ -399,7 +431,7 @@ class MorrisPosition(Position):
     # or removal, this one last; None while this position is the first of them
     # (its key is made only if a later position needs it).
     _history: tuple[int, ...] | None
-    _moves: list[str]  # the legal moves ([] when the game is over), worked out at creation
+    _moves: list[str] | None  # the legal moves ([] when the game is over); None until listed
     _outcome: Outcome | None
 
     # -- the interface --
@@ -413,26 +445,41 @@ class MorrisPosition(Position):
         return self._ply
 
     def legal_moves(self) -> list[str]:
-        return self._moves[:]
+        moves = self._moves
+        if moves is None:
+            if self._outcome is None:
+                moves = generate(self._own, self._opp, self._own_hand)
+            else:
+                moves = []
+            self._moves = moves
+        return moves[:]
 
     def outcome(self) -> Outcome | None:
         return self._outcome
 
     def play(self, move: str) -> "MorrisPosition":
-        if move not in self._moves:
+        decoded = _DECODE.get(move)
+        moves = self._moves
+        # Legal if listed, when the moves were listed (playouts, perft: they
+        # list them first); else checked on the board (a match never lists them).
+        if decoded is None or not (move in moves if moves is not None else self._allows(*decoded)):
             canonical = self.parse_move(move)  # raises, or gives the canonical spelling
-            if canonical not in self._moves:  # pragma: no cover - parse_move and generate disagree
+            if canonical not in self.legal_moves():  # pragma: no cover - parse_move and generate disagree
                 raise IllegalMoveError(move, "not a legal move in this position")
             move = canonical
-        src, dst, removed = _DECODE[move]
+            decoded = _DECODE[move]
+        src, dst, removed = decoded
         # The child sees the board from the other side: its "own" is our "opp".
         # This is the hot path of every playout and search, so it is written
         # out per kind of move, with the verdict of §7 worked out in order.
+        # Its legal moves are listed only when asked for (legal_moves); the
+        # verdict needs only whether there is one (_can_move).
         child = _new(MorrisPosition)
         child._own = own = self._opp ^ removed
         child._own_hand = hand = self._opp_hand
         child._black = black = self._black ^ 1
         child._ply = self._ply + 1
+        child._moves = None
         if not src:  # a placement: nothing before it can recur, the counter stays 0
             child._opp = opp = self._own | dst
             child._opp_hand = self._own_hand - 1
@@ -440,20 +487,10 @@ class MorrisPosition(Position):
             child._history = None
             if removed and own.bit_count() + hand < 3:
                 child._outcome = _FEWER_THAN_THREE[black]
-                child._moves = []
-                return child
-            if hand and not own & own - 1:  # placing, no mill possible: generate() inlined
-                empty = FULL ^ own ^ opp
-                child._moves = [*_PLACE0[empty & 255], *_PLACE1[empty >> 8 & 255],
-                                *_PLACE2[empty >> 16]]
-                child._outcome = None
-                return child
-            moves = generate(own, opp, hand)
-            if moves:
+            elif _can_move(own, opp, hand):
                 child._outcome = None
             else:
                 child._outcome = _BLOCKED[black]
-            child._moves = moves
             return child
         child._opp = opp = self._own ^ src ^ dst
         child._opp_hand = 0
@@ -462,7 +499,6 @@ class MorrisPosition(Position):
             child._history = None
             if own.bit_count() + hand < 3:
                 child._outcome = _FEWER_THAN_THREE[black]
-                child._moves = []
                 return child
             repeated = False
         else:
@@ -476,19 +512,39 @@ class MorrisPosition(Position):
                 history += (key,)
             child._history = history
             repeated = len(history) > 8 and history.count(key) > 2
-        moves = generate(own, opp, hand)
-        if not moves:
+        if not _can_move(own, opp, hand):
             child._outcome = _BLOCKED[black]
         elif repeated:
             child._outcome = _DRAW_REPETITION
-            moves = []
         elif quiet >= NO_PROGRESS_PLIES:
             child._outcome = _DRAW_NO_PROGRESS
-            moves = []
         else:
             child._outcome = None
-        child._moves = moves
         return child
+
+    def _allows(self, src: int, dst: int, removed: int) -> bool:
+        """Whether the move decoded as (from bit or 0, to bit, removed bit or 0)
+        is legal here: §3-§5 checked on the board, as generate() applies them."""
+        own, opp = self._own, self._opp
+        if self._outcome is not None or (own | opp) & dst:
+            return False
+        if src:
+            if self._own_hand or not own & src:
+                return False
+            if not _ADJACENT_BITS[dst] & src and own.bit_count() != 3:
+                return False
+            after = own ^ src | dst
+        else:
+            if not self._own_hand:
+                return False
+            after = own | dst
+        if not opp:  # nothing to remove
+            return not removed
+        t = after & after >> 8 & after >> 16 & _MIDS  # in_mills(after), inline
+        if not dst & (_INMILL0[after & 255] | _INMILL1[after >> 8 & 255] | _INMILL2[after >> 16]
+                      | t * 0x010101):  # no mill closed
+            return not removed
+        return bool(removed & removable(opp))
 
     def fen(self) -> str:
         white, black = self._sides()
@@ -639,23 +695,18 @@ class MorrisPosition(Position):
         return self._own, self._opp
 
     def _evaluate(self) -> None:
-        """Work out the outcome and the legal moves, in the order of §7:
+        """Work out the outcome, in the order of §7:
         the side to move below three pieces, blocked, repetition, 100 plies."""
         own = self._own
-        moves: list[str] = []
         if own.bit_count() + self._own_hand < 3:
             outcome = _FEWER_THAN_THREE[self._black]
+        elif not _can_move(own, self._opp, self._own_hand):
+            outcome = _BLOCKED[self._black]
+        elif self._quiet >= NO_PROGRESS_PLIES:
+            outcome = _DRAW_NO_PROGRESS
         else:
-            moves = generate(own, self._opp, self._own_hand)
-            if not moves:
-                outcome = _BLOCKED[self._black]
-            elif self._quiet >= NO_PROGRESS_PLIES:
-                outcome = _DRAW_NO_PROGRESS
-            else:
-                outcome = None
-            if outcome is not None:
-                moves = []
-        self._moves = moves
+            outcome = None
+        self._moves = None  # listed when asked for
         self._outcome = outcome
 
 

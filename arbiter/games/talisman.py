@@ -208,6 +208,9 @@ _MOVE_RE: Final = re.compile(r"[A-S](?:-[A-S])?")
 # ---------------------------------------------------------------------------
 
 _UNKNOWN: Final = object()  # "not computed yet" for the lazily cached fields
+# (module globals: looking a member up on an Enum class is slow, and the hot path does)
+_WHITE: Final = Color.WHITE
+_BLACK: Final = Color.BLACK
 
 
 def _repetition_key(white: int, black: int, white_to_move: bool) -> int:
@@ -248,7 +251,7 @@ class TalismanPosition(Position):
     def __init__(
         self, white: int, black: int, owned_white: int, owned_black: int,
         captured_white: int, captured_black: int, white_to_move: bool, ply: int,
-        no_claim: int, history: tuple[int, ...],
+        no_claim: int, history: tuple[int, ...], scores: tuple[int, int] | None = None,
     ):
         self._white = white
         self._black = black
@@ -262,7 +265,10 @@ class TalismanPosition(Position):
         # Repetition keys since the last triangle claim (or the position
         # string), the current position's key last.
         self._history = history
-        self._scores = (_score(captured_white, owned_white), _score(captured_black, owned_black))
+        # ``scores``: the caller's, when it knows them (play passes its own on
+        # when the move neither captured nor claimed)
+        self._scores = scores or (
+            _score(captured_white, owned_white), _score(captured_black, owned_black))
         self._moves: tuple[str, ...] | None = None
         self._ending: object = _UNKNOWN
 
@@ -270,7 +276,7 @@ class TalismanPosition(Position):
 
     @property
     def to_move(self) -> Color:
-        return Color.WHITE if self._white_to_move else Color.BLACK
+        return _WHITE if self._white_to_move else _BLACK
 
     @property
     def ply(self) -> int:
@@ -325,7 +331,10 @@ class TalismanPosition(Position):
         if entry is None:  # another spelling, or garbage: let parse_move decide
             move = self.parse_move(move)
             entry = MOVE_TABLE[move]
-        if self._rule_ending() is not None:
+        ending = self._ending
+        if ending is _UNKNOWN:
+            ending = self._rule_ending()
+        if ending is not None:
             raise IllegalMoveError(move, "the game is already over")
         white, black, wtm = self._white, self._black, self._white_to_move
         mine, theirs = (white, black) if wtm else (black, white)
@@ -342,7 +351,7 @@ class TalismanPosition(Position):
             key = _repetition_key(white, black, not wtm)
             return TalismanPosition(
                 white, black, self._owned_white, self._owned_black, 0, 0,
-                not wtm, self._ply + 1, 0, (key,),
+                not wtm, self._ply + 1, 0, (key,), self._scores,
             )
         if (
             not source & mine
@@ -376,15 +385,47 @@ class TalismanPosition(Position):
         return TalismanPosition(
             white, black, owned_white, owned_black, captured_white, captured_black,
             not wtm, self._ply + 1, no_claim, history,
+            None if claimed or count else self._scores,
         )
 
     def outcome(self) -> Outcome | None:
         ending = self._rule_ending()
         if ending is not None:
             return ending
-        if not self.legal_moves():  # §8: blocked, checked last
+        if not self._has_move():  # §8: blocked, checked last
             return Outcome(Termination.BLOCKED, self.to_move.other)
         return None
+
+    def _has_move(self) -> bool:
+        """Whether the side to move has a legal move (the rule endings aside),
+        without listing them: the match asks this every ply."""
+        if self._moves is not None:
+            return bool(self._moves)
+        occupied = self._white | self._black
+        if self._ply < PLACEMENT_PLIES:
+            return bool(EDGE_MASK & ~occupied)
+        if self._white_to_move:
+            mine, theirs = self._white, self._black
+        else:
+            mine, theirs = self._black, self._white
+        empty = ALL_POINTS & ~occupied
+        rest = mine
+        while rest:
+            low = rest & -rest
+            rest ^= low
+            around, _, jump_rays = STEPS_OF_BIT[low]
+            if empty & around:  # a quiet move (§5)
+                return True
+            first = theirs & around
+            if first:
+                for ray in jump_rays[first]:  # a capture: a run of theirs, then empty
+                    for bit, _name in ray:
+                        if bit & theirs:
+                            continue
+                        if bit & empty:
+                            return True
+                        break
+        return False
 
     def _rule_ending(self) -> Outcome | None:
         """The endings of §8 that come before "blocked", in their order."""
@@ -394,27 +435,29 @@ class TalismanPosition(Position):
 
     def _compute_rule_ending(self) -> Outcome | None:
         white_score, black_score = self._scores
-        winner = (
-            None if white_score == black_score
-            else Color.WHITE if white_score > black_score else Color.BLACK
-        )
         owned = self._owned_white | self._owned_black
+        if white_score == black_score:
+            winner = None
+        elif white_score > black_score:
+            winner = _WHITE
+            lead, trail = white_score, black_score
+            lead_owned, lead_pieces = self._owned_white, self._white
+        else:
+            winner = _BLACK
+            lead, trail = black_score, white_score
+            lead_owned, lead_pieces = self._owned_black, self._black
         if owned == ALL_TRIANGLES:
             return Outcome(Termination.ALL_TRIANGLES, winner)
         if winner is not None:
-            if winner is Color.WHITE:
-                lead, trail = white_score, black_score
-                lead_owned, lead_pieces = self._owned_white, self._white
-            else:
-                lead, trail = black_score, white_score
-                lead_owned, lead_pieces = self._owned_black, self._black
             reachable = (
                 trail
                 + TRIANGLE_POINTS * (24 - owned.bit_count())
-                + BIG_TRIANGLE_POINTS * _untouched_bigs(lead_owned)
                 + lead_pieces.bit_count()
             )
-            if reachable < lead:
+            # the size-2 triangles' share is looked up only when the rest falls short
+            if reachable < lead and (
+                reachable + BIG_TRIANGLE_POINTS * _untouched_bigs(lead_owned) < lead
+            ):
                 return Outcome(Termination.CANNOT_CATCH_UP, winner)
         if self._history.count(self._history[-1]) >= 3:
             return Outcome(Termination.REPETITION, winner)

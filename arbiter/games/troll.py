@@ -70,20 +70,49 @@ NEIGHBOURS8 = tuple(sum(ray[0] for ray in rays) for rays in RAYS)
 _CELL_RE = re.compile(r"^[a-h][1-8]$")
 
 
+def _bracket_rays(index: int) -> dict[int, tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]]:
+    """For each set of enemy stones among a cell's ray-starting neighbours
+    (a subset of NEIGHBOURS8[index]), the rays that start on one of them, as
+    masks: (rays going up the bits, rays going down), each ray whole."""
+    rays = [(ray[0], sum(ray), ray[0] > BIT[index]) for ray in RAYS[index]]
+    around = NEIGHBOURS8[index]
+    table = {}
+    subset = around
+    while True:  # every subset of `around`
+        table[subset] = (tuple(r for near, r, up in rays if near & subset and up),
+                         tuple(r for near, r, up in rays if near & subset and not up))
+        if not subset:
+            return table
+        subset = (subset - 1) & around
+
+
+# BRACKET_RAYS[index][enemy neighbours]: the rays flips() must walk.
+BRACKET_RAYS = tuple(_bracket_rays(i) for i in range(64))
+
+
 def flips(index: int, mine: int, theirs: int) -> int:
-    """The enemy stones a drop on ``index`` flips (a bitmask, maybe 0)."""
-    if not NEIGHBOURS8[index] & theirs:
+    """The enemy stones a drop on ``index`` flips (a bitmask, maybe 0).
+
+    Only rays starting on an enemy stone can flip.  Along one, the first cell
+    that is not the enemy's is the nearest set bit of ``ray & ~theirs`` (the
+    lowest on a ray going up the bits, the highest going down); when it is the
+    mover's, the ray's cells before it are a bracketed run."""
+    enemy = NEIGHBOURS8[index] & theirs
+    if not enemy:
         return 0
     flipped = 0
-    for ray in RAYS[index]:
-        run = 0
-        for bit in ray:
-            if theirs & bit:
-                run |= bit
-            else:
-                if run and mine & bit:
-                    flipped |= run
-                break
+    up, down = BRACKET_RAYS[index][enemy]
+    for ray in up:
+        rest = ray & ~theirs
+        stop = rest & -rest
+        if stop & mine:
+            flipped |= ray & (stop - 1)
+    for ray in down:
+        rest = ray & ~theirs
+        if rest:
+            stop = 1 << (rest.bit_length() - 1)
+            if stop & mine:
+                flipped |= ray & -(stop << 1)
     return flipped
 
 
@@ -104,9 +133,19 @@ def connects(stones: int, side: int, changed: int | None = None) -> bool:
     With ``changed`` given, only chains through those stones are examined: a
     drop can only create a connection that runs through a stone it added or
     flipped (specs/games/troll.md §4)."""
+    # A chain needs a stone on every rank (White) or every file (Black):
+    # fold the board onto rank 1 or file a and look for a gap first.
+    if side == 0:
+        folded = stones | stones >> 4
+        folded |= folded >> 2
+        if (folded | folded >> 1) & FILE_A != FILE_A:
+            return False
+    else:
+        folded = stones | stones >> 32
+        folded |= folded >> 16
+        if (folded | folded >> 8) & RANK_1 != RANK_1:
+            return False
     edge_a, edge_b = EDGES[side]
-    if not (stones & edge_a and stones & edge_b):
-        return False
     todo = stones if changed is None else changed
     while todo:
         group = component(todo & -todo, stones)
@@ -190,6 +229,21 @@ def cell_names(mask: int) -> list[str]:
     return out
 
 
+_CELL_CHARS = str.maketrans("012", ".WB")
+_RUNS = tuple(("." * n, str(n)) for n in range(8, 0, -1))
+_RANK_SLICES = tuple(slice(8 * rank, 8 * rank + 8) for rank in range(7, -1, -1))  # rank 8 first
+
+
+def cell_chars(white: int, black: int, cells: int) -> str:
+    """One character per cell, in bit order: ``W``, ``B`` or ``.``.
+
+    Without a loop over the cells: each bitmask written in binary and read
+    as a decimal number has a digit per cell, so white + 2 * black (disjoint)
+    has digit 1 for a white stone and 2 for a black one."""
+    digits = str(int(f"{white:0{cells}b}") + 2 * int(f"{black:0{cells}b}")).zfill(cells)
+    return digits[::-1].translate(_CELL_CHARS)
+
+
 _UNKNOWN = object()
 
 
@@ -250,6 +304,8 @@ class TrollPosition(Position):
         if outcome is _UNKNOWN:
             if self._winner is not None:
                 outcome = Outcome(Termination.CONNECTION, COLORS[self._winner])
+            elif self._legal is None and FREE[self._side] & ~(self._white | self._black):
+                outcome = None  # an empty free cell: a drop is legal, no need to list them
             elif not self._legal_list():
                 outcome = Outcome(Termination.NO_MOVES, None)
             else:
@@ -315,23 +371,11 @@ class TrollPosition(Position):
         return move
 
     def fen(self) -> str:
-        rows = []
-        for rank in range(7, -1, -1):
-            row, run = "", 0
-            for file in range(8):
-                bit = BIT[8 * rank + file]
-                char = "W" if self._white & bit else "B" if self._black & bit else ""
-                if not char:
-                    run += 1
-                    continue
-                if run:
-                    row += str(run)
-                    run = 0
-                row += char
-            if run:
-                row += str(run)
-            rows.append(row)
-        return f"{'/'.join(rows)} {'wb'[self._side]} {self._ply}"
+        cells = cell_chars(self._white, self._black, 64)
+        board = "/".join([cells[rank] for rank in _RANK_SLICES])
+        for dots, count in _RUNS:  # longest first: each run of empty cells becomes its length
+            board = board.replace(dots, count)
+        return f"{board} {'wb'[self._side]} {self._ply}"
 
     def pieces(self) -> dict[str, Color]:
         out = {}
