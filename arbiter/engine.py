@@ -144,6 +144,10 @@ class EngineTimeouts:
 MAX_QUEUED_MESSAGES = limits.MAX_OPTIONS + 64
 
 _READ_CHUNK = 1 << 16
+#: ``isready``'s line, written with ``uginewgame`` in one write (:meth:`Engine.new_game`)
+_ISREADY_LINE = b"isready\n"
+#: the one ``readyok`` message (it has no fields): no new object per game
+_READY_OK = ReadyOk()
 
 
 # --- faults and errors ------------------------------------------------------------------
@@ -546,6 +550,9 @@ class Engine:
         if move is not None:
             # The fast path of every ply: exactly `bestmove <token>`.
             msg: object = Reply(move, now, self._merged_info() if self._info_lines else {})
+        elif line == "readyok" and session.receive_readyok(line):
+            # The fast path of every game's setup: exactly `readyok`, answering an isready.
+            msg = _READY_OK
         elif line.startswith("info") and (len(line) == 4 or line[4] in " \t\r"):
             # The fast path for floods: info lines are kept raw (the last
             # MAX_INFO_LINES_KEPT of the search) and parsed only at bestmove.
@@ -709,7 +716,31 @@ class Engine:
             assert decl is not None
             messages.append(SetOption(decl.name, decl.validate_value(game)))
         messages.append(UgiNewGame())
-        await self._send_or_start_error(messages)
+        self._read_nowait()  # as send() does
+        data = b"".join([self.session.send(msg) for msg in messages])
+        if self.fault is None and len(data) + len(_ISREADY_LINE) <= select.PIPE_BUF:
+            # The usual case: these lines and ping()'s isready in one write, which
+            # the non-blocking pipe takes whole or not at all (at most PIPE_BUF
+            # bytes); if not, the plain way below: a send, then ping().
+            try:
+                sent = os.write(self._stdin_fd, data + _ISREADY_LINE)
+            except OSError:  # full (BlockingIOError) or closed: _write deals with it
+                sent = 0
+            if sent:
+                assert sent == len(data) + len(_ISREADY_LINE)
+                self.session.send(IsReady())  # allowed: uginewgame was
+                if self._log is not None:
+                    for line in data.decode("utf-8", "replace").splitlines():
+                        self._log.write(">", line)
+                    self._log.write(">", "isready")
+                with trio.move_on_after(self.timeouts.ready):
+                    await self._expect_readyok()
+                    return
+                raise EngineStartError(self.name, f"no readyok within {self.timeouts.ready:g} s of isready")
+        try:
+            await self._write(data)
+        except EngineFaultError as exc:
+            raise EngineStartError(self.name, exc.reason) from None
         await self.ping()
 
     async def ping(self) -> None:
@@ -721,12 +752,20 @@ class Engine:
         (``specs/match.md`` §Terminations).  It never pings during a game."""
         with trio.move_on_after(self.timeouts.ready):
             await self._send_or_start_error([IsReady()])
-            try:
-                await self._expect(ReadyOk)
-            except EngineFaultError as exc:
-                raise EngineStartError(self.name, f"{exc.reason} (waiting for readyok)") from None
+            await self._expect_readyok()
             return
         raise EngineStartError(self.name, f"no readyok within {self.timeouts.ready:g} s of isready")
+
+    async def _expect_readyok(self) -> None:
+        """Wait for ``readyok``, skipping other messages (the caller sets the
+        deadline); a fault becomes :class:`EngineStartError`."""
+        try:
+            while True:
+                msg = await self._receive()
+                if type(msg) is ReadyOk:
+                    return
+        except EngineFaultError as exc:
+            raise EngineStartError(self.name, f"{exc.reason} (waiting for readyok)") from None
 
     async def _send_or_start_error(self, messages: list[ArbiterMessage]) -> None:
         try:

@@ -233,6 +233,19 @@ class EngineSession:
             return line[9:]
         return None
 
+    def receive_readyok(self, line: str) -> bool:
+        """True, applied like :meth:`receive` would (one ``isready`` answered),
+        when ``line`` is exactly ``readyok`` and an ``isready`` is pending
+        after the handshake; False, with nothing applied, for anything else:
+        the caller passes it to :meth:`receive`, which judges it.  This skips
+        the tokenizer and the message object on the line every game's setup
+        waits for."""
+        if (line == "readyok" and self._pending_ready
+                and (self.state is SessionState.IDLE or self.state is SessionState.SEARCHING)):
+            self._pending_ready -= 1
+            return True
+        return False
+
     def receive(self, line: str) -> EngineMessage | None:
         """Parse a line the engine wrote and apply it; None for blank or
         unknown lines.  Raises ProtocolError for malformed lines (``command``
