@@ -312,6 +312,7 @@ class Engine:
         self._started_at = 0.0
         self._exit_status: str | None = None
         self._reads_stdout = True  # False: the caller of spawn() reads stdout
+        self._ready_asked = 0.0  # when start_new_game() wrote its isready (trio time)
         #: trio.current_time without its two lookups (bound in spawn(), inside trio)
         self._now: Callable[[], float] = trio.current_time
 
@@ -703,7 +704,17 @@ class Engine:
 
     async def new_game(self, game: str) -> None:
         """Select ``game`` (through the game option, if the engine declares one),
-        send ``uginewgame``, and wait for ``readyok``."""
+        send ``uginewgame``, and wait for ``readyok``: :meth:`start_new_game`
+        then :meth:`wait_ready`."""
+        await self.start_new_game(game)
+        await self.wait_ready()
+
+    async def start_new_game(self, game: str) -> None:
+        """The writing half of :meth:`new_game`: the game option (if the engine
+        declares one), ``uginewgame`` and ``isready``, without waiting for
+        ``readyok`` (:meth:`wait_ready`), so that a match sets up both engines
+        in one round trip.  :class:`EngineStartError` if the engine does not
+        play ``game`` or cannot be written to."""
         messages: list[ArbiterMessage] = []
         plays = self.session.plays(game)
         if plays is False:
@@ -718,10 +729,11 @@ class Engine:
         messages.append(UgiNewGame())
         self._read_nowait()  # as send() does
         data = b"".join([self.session.send(msg) for msg in messages])
+        self._ready_asked = trio.current_time()
         if self.fault is None and len(data) + len(_ISREADY_LINE) <= select.PIPE_BUF:
-            # The usual case: these lines and ping()'s isready in one write, which
-            # the non-blocking pipe takes whole or not at all (at most PIPE_BUF
-            # bytes); if not, the plain way below: a send, then ping().
+            # The usual case: these lines and isready in one write, which the
+            # non-blocking pipe takes whole or not at all (at most PIPE_BUF
+            # bytes); if not, the plain way below: a send, then isready's.
             try:
                 sent = os.write(self._stdin_fd, data + _ISREADY_LINE)
             except OSError:  # full (BlockingIOError) or closed: _write deals with it
@@ -733,15 +745,30 @@ class Engine:
                     for line in data.decode("utf-8", "replace").splitlines():
                         self._log.write(">", line)
                     self._log.write(">", "isready")
-                with trio.move_on_after(self.timeouts.ready):
-                    await self._expect_readyok()
-                    return
-                raise EngineStartError(self.name, f"no readyok within {self.timeouts.ready:g} s of isready")
-        try:
-            await self._write(data)
-        except EngineFaultError as exc:
-            raise EngineStartError(self.name, exc.reason) from None
-        await self.ping()
+                return
+        with trio.move_on_after(self.timeouts.ready):
+            try:
+                await self._write(data)
+            except EngineFaultError as exc:
+                raise EngineStartError(self.name, exc.reason) from None
+            await self._send_or_start_error([IsReady()])
+            return
+        raise EngineStartError(self.name, f"could not write to it within {self.timeouts.ready:g} s")
+
+    async def wait_ready(self) -> None:
+        """The waiting half of :meth:`new_game`: ``readyok`` within the ready
+        timeout of :meth:`start_new_game`'s ``isready``, else :class:`EngineStartError`.
+        A ``readyok`` that came already is taken without a trip through the
+        scheduler (the second engine of a match, usually)."""
+        self._read_nowait()
+        pending = self._pending
+        if pending and pending[0] is _READY_OK:
+            pending.popleft()
+            return
+        with trio.CancelScope(deadline=self._ready_asked + self.timeouts.ready):
+            await self._expect_readyok()
+            return
+        raise EngineStartError(self.name, f"no readyok within {self.timeouts.ready:g} s of isready")
 
     async def ping(self) -> None:
         """``isready`` -> ``readyok`` within the ready timeout, else

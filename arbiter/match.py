@@ -16,7 +16,7 @@ scope whose deadline comes from the clock, so no engine can hold a game up.
 from __future__ import annotations
 
 import enum
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, suppress
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Sequence
@@ -477,6 +477,27 @@ def _time_control(engine: Engine, default: TimeControl) -> TimeControl:
     return default
 
 
+async def _new_game(name: str, white: Engine, black: Engine) -> None:
+    """Both engines take the new game in one round trip: both are written
+    to, then both answers awaited (the second has usually come by then).
+    :class:`EngineStartError` names the first engine that failed; an engine
+    that was asked is still waited for, so no answer is left in its pipe."""
+    await white.start_new_game(name)
+    try:
+        await black.start_new_game(name)
+    except EngineStartError:
+        with suppress(EngineStartError):
+            await white.wait_ready()
+        raise
+    try:
+        await white.wait_ready()
+    except EngineStartError:
+        with suppress(EngineStartError):
+            await black.wait_ready()
+        raise
+    await black.wait_ready()
+
+
 async def play_game(
     game: Game | str,
     white: Engine,
@@ -522,8 +543,7 @@ async def play_game(
     )
     engines = {Color.WHITE: white, Color.BLACK: black}
     clocks = {Color.WHITE: white_clock, Color.BLACK: black_clock}
-    for engine in (white, black):
-        await engine.new_game(game.name)
+    await _new_game(game.name, white, black)
     base_line = SetPosition(fen, tuple(opening)).to_line()
     state = _Game(game, engines, clocks, position, base_line, len(opening), maxplies, on_move)
     start_time = _utc_now()

@@ -122,6 +122,24 @@ async def test_no_readyok_before_the_first_move_means_no_game(tmp_path):
 
 
 @pytest.mark.parametrize("bad_color", [Color.WHITE, Color.BLACK])
+async def test_new_game_failure_names_the_engine_and_leaves_the_other_ready(bad_color):
+    """Both engines are asked for the new game before either answer is
+    awaited (one round trip).  When one never answers, the error names it,
+    and the other's `readyok` is still taken: reused for the next game, that
+    engine plays it normally (no stale `readyok` read as unasked)."""
+    timeouts = EngineTimeouts(handshake=10, ready=0.3, stop=0.5, quit_grace=0.3, term_grace=0.3)
+    async with open_engine(config("readyok.py", "never"), timeouts=timeouts) as bad, \
+            open_engine(config("instant.py"), timeouts=timeouts) as good, \
+            open_engine(config("instant.py"), timeouts=timeouts) as other:
+        white, black = (bad, good) if bad_color is Color.WHITE else (good, bad)
+        with pytest.raises(EngineStartError, match=r"'readyok': no readyok within 0.3 s of isready"):
+            await play_game("troll", white, black, tc="10+0.1")
+        assert good.session.pending_ready == 0
+        record = await play_game("troll", good, other, tc="10+0.1")
+    assert record.termination == Termination.CONNECTION.value, record.termination_detail
+
+
+@pytest.mark.parametrize("bad_color", [Color.WHITE, Color.BLACK])
 async def test_readyok_during_the_game_is_a_protocol_error(bad_color):
     """specs/match.md §Terminations, `readyok`: during a game the arbiter asks
     for none, so an unasked `readyok` loses the game for its writer."""
