@@ -195,6 +195,8 @@ class Clock:
         self._timed = tc.is_timed
         self._inc_ms = tc.inc_ms
         self._period = tc.moves
+        #: a game clock and nothing else (no period, depth or nodes): go_fields' fast case
+        self._plain = tc.base_ms is not None and not tc.moves and tc.depth is None and tc.nodes is None
 
     @property
     def moves_to_go(self) -> int | None:
@@ -260,10 +262,20 @@ def go_fields(mover: Clock, opponent: Clock, mover_is_p1: bool) -> dict[str, int
     he has a clock too) and ``movestogo``; ``st=`` gives ``movetime``; depth
     and nodes limits are added as given; nothing at all gives ``infinite``.
     p1 is the side that moves first in the game (Black in Atoll)."""
+    mine, theirs = mover.remaining_ms, opponent.remaining_ms
+    if mover._plain and theirs is not None and mine is not None:
+        # The usual case, a dict display in the protocol's order (every ply
+        # of every game comes here): both on a clock, no period, no limits.
+        mine, theirs = int(mine), int(theirs)
+        if mover_is_p1:
+            return {"p1time": mine if mine > 0 else 0, "p2time": theirs if theirs > 0 else 0,
+                    "p1inc": mover._inc_ms, "p2inc": opponent._inc_ms}
+        return {"p1time": theirs if theirs > 0 else 0, "p2time": mine if mine > 0 else 0,
+                "p1inc": opponent._inc_ms, "p2inc": mover._inc_ms}
     my_time, my_inc, their_time, their_inc = _KEYS[mover_is_p1]
     tc = mover.tc
     fields: dict[str, int | bool]
-    if mover.remaining_ms is not None:  # (written out: the match calls this every ply)
+    if mover.remaining_ms is not None:
         mine = int(mover.remaining_ms)
         fields = {my_time: mine if mine > 0 else 0, my_inc: mover._inc_ms}
         if opponent.remaining_ms is not None:

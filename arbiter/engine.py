@@ -491,6 +491,11 @@ class Engine:
             if data:
                 line = self._splitter.feed_line(data) if self.fault is None else None
                 if line is not None:  # the usual chunk: one whole line
+                    if line.startswith("bestmove ") and self._log is None and not self._pending:
+                        # The usual end of a search: straight to the caller, unqueued.
+                        move = self.session.receive_bestmove(line)
+                        if move is not None:
+                            return Reply(move, now, self._merged_info() if self._info_lines else {})
                     self._take_line(line, now)
                     if len(self._pending) == 1:  # (the usual case) without another pass
                         return self._pending.popleft()

@@ -5,7 +5,9 @@ it answers ``go`` at once with the next move of a recorded legal game, without
 any referee), so nearly all the time per ply is the arbiter's plus the pipe
 round trip.
 
-* floor: a bare trio ping-pong with the same engine program: write
+All three play on the same two engine processes:
+
+* floor: a bare trio ping-pong: write
   ``position ... moves ...`` and ``go`` with clock fields, read until the
   ``bestmove`` line (trio's pipe streams).  No session, no validation, no
   clocks, no record.
@@ -15,15 +17,23 @@ round trip.
 * arbiter: :func:`arbiter.match.play_game` on the same recorded game: codec,
   session, referee validation, clocks, deadlines, info merging, the record.
 
-Wall-clock and CPU time of this process are both measured; each measurement
-is repeated, interleaved, and the best round of each kept (the least disturbed
-by the rest of a shared machine; the load average is printed).  Goal:
-arbiter/floor <= 1.5 in wall-clock time per ply.
+Wall-clock and CPU time of this process are both measured.  Each round plays
+a few games of each kind in turn; the ratio is taken within each round and
+the median over the rounds is printed, so that a slow spell of the shared
+machine (a neighbour's burst) weighs on both sides of a ratio alike (the load
+average is printed too).  Goal: arbiter/floor <= 1.5 in wall-clock time per ply.
 
 Then the peak memory of one running game: Python allocations during a game
 (tracemalloc peak), and the process's peak RSS.
 
-Run: ``python3 bench/overhead.py [--games N] [--rounds R]``.
+Run: ``python3 bench/overhead.py [--rounds R] [--games N] [--game NAME ...]``.
+
+``--instructions`` counts instead of timing: each side runs under valgrind's
+callgrind (instructions executed by the arbiter process only, not by the
+engines), with 2 and then 6 games, and the difference per ply is printed.
+Instruction counts do not depend on what else the shared machine is doing,
+so they show a change of a few percent that wall-clock time hides; they
+include every per-game cost (setup, record) spread over the game's plies.
 """
 
 from __future__ import annotations
@@ -31,17 +41,22 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import resource
+import shutil
+import subprocess
 import sys
 import time
 import tracemalloc
+from contextlib import asynccontextmanager
+from typing import AsyncIterator, Awaitable, Callable
 
 import trio
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from arbiter.engine import EngineConfig, open_engine  # noqa: E402
+from arbiter.engine import Engine, EngineConfig, open_engine  # noqa: E402
 from arbiter.games import GAME_NAMES, get_game  # noqa: E402
 from arbiter.match import play_game  # noqa: E402
 
@@ -81,105 +96,101 @@ class BareEngine:
             self.buffer += data
 
 
-async def floor_games(moves: list[str], games: int) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds and plies for ``games`` bare ping-pong games."""
-    argv = [sys.executable, REPLAY, *moves]
-    processes = [await trio.lowlevel.open_process(argv, stdin=-1, stdout=-1) for _ in range(2)]
-    engines = [BareEngine(p) for p in processes]
-    try:
-        for engine in engines:
-            await engine.process.stdin.send_all(b"ugi\n")
-            await engine.line_starting(b"ugiok")
-        start, cpu = time.perf_counter(), time.process_time()
-        for _ in range(games):
-            for engine in engines:
-                await engine.process.stdin.send_all(b"uginewgame\nisready\n")
-                await engine.line_starting(b"readyok")
-            line = "position startpos"
-            for ply, move in enumerate(moves):
-                engine = engines[ply % 2]
-                await engine.process.stdin.send_all(line.encode() + b"\n" + GO)
-                await engine.line_starting(b"bestmove")
-                line += (" " if ply else " moves ") + move
-        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-    finally:
-        for process in processes:
-            process.kill()
-            await process.wait()
-    return elapsed, cpu, games * len(moves)
+async def floor_game(engines: list[BareEngine], moves: list[str]) -> int:
+    """One game of bare ping-pong on the engines' own pipes (trio's pipe
+    streams): ``uginewgame``/``isready``, then ``position``/``go`` ->
+    ``bestmove`` for every ply.  Returns the plies."""
+    for engine in engines:
+        await engine.process.stdin.send_all(b"uginewgame\nisready\n")
+        await engine.line_starting(b"readyok")
+    line = "position startpos"
+    for ply, move in enumerate(moves):
+        engine = engines[ply % 2]
+        await engine.process.stdin.send_all(line.encode() + b"\n" + GO)
+        await engine.line_starting(b"bestmove")
+        line += (" " if ply else " moves ") + move
+    return len(moves)
 
 
-async def lean_floor_games(moves: list[str], games: int) -> tuple[float, float, int]:
+class LeanEngine:
     """The floor again, with the arbiter's own pipe primitives (one
     ``os.write``; ``wait_readable`` then ``os.read``) instead of trio's
-    streams, whose send_all and receive_some each pass through the scheduler:
-    what the arbiter's I/O costs with nothing else."""
-    argv = [sys.executable, REPLAY, *moves]
-    processes = [await trio.lowlevel.open_process(argv, stdin=-1, stdout=-1) for _ in range(2)]
-    fds = [(p.stdin.fileno(), p.stdout.fileno()) for p in processes]
-    buffers = [b"", b""]
+    streams, whose send_all and receive_some each pass through the
+    scheduler: what the arbiter's I/O costs with nothing else."""
 
-    async def line_starting(index: int, prefix: bytes) -> None:
-        fd = fds[index][1]
+    def __init__(self, process: trio.Process):
+        assert process.stdin is not None and process.stdout is not None
+        self.stdin, self.stdout = process.stdin.fileno(), process.stdout.fileno()
+        self.buffer = b""
+
+    async def line_starting(self, prefix: bytes) -> None:
+        buffer = self.buffer
         while True:
-            buffer = buffers[index]
             newline = buffer.find(b"\n")
             while newline >= 0:
                 line, buffer = buffer[:newline], buffer[newline + 1:]
                 if line.startswith(prefix):
-                    buffers[index] = buffer
+                    self.buffer = buffer
                     return
                 newline = buffer.find(b"\n")
-            await trio.lowlevel.wait_readable(fd)
-            buffers[index] = buffer + os.read(fd, 65536)
-
-    try:
-        for index in (0, 1):
-            os.write(fds[index][0], b"ugi\n")
-            await line_starting(index, b"ugiok")
-        start, cpu = time.perf_counter(), time.process_time()
-        for _ in range(games):
-            for index in (0, 1):
-                os.write(fds[index][0], b"uginewgame\nisready\n")
-                await line_starting(index, b"readyok")
-            line = "position startpos"
-            for ply, move in enumerate(moves):
-                os.write(fds[ply % 2][0], line.encode() + b"\n" + GO)
-                await line_starting(ply % 2, b"bestmove")
-                line += (" " if ply else " moves ") + move
-        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-    finally:
-        for process in processes:
-            process.kill()
-            await process.wait()
-    return elapsed, cpu, games * len(moves)
+            await trio.lowlevel.wait_readable(self.stdout)
+            buffer += os.read(self.stdout, 65536)
 
 
-async def arbiter_games(name: str, moves: list[str], games: int) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds and plies for ``games`` games through play_game."""
+async def lean_floor_game(engines: list[LeanEngine], moves: list[str]) -> int:
+    for engine in engines:
+        os.write(engine.stdin, b"uginewgame\nisready\n")
+        await engine.line_starting(b"readyok")
+    line = "position startpos"
+    for ply, move in enumerate(moves):
+        engine = engines[ply % 2]
+        os.write(engine.stdin, line.encode() + b"\n" + GO)
+        await engine.line_starting(b"bestmove")
+        line += (" " if ply else " moves ") + move
+    return len(moves)
+
+
+async def arbiter_game(name: str, white: Engine, black: Engine) -> int:
+    """One game through :func:`arbiter.match.play_game`: codec, session,
+    referee validation, clocks, deadlines, info merging, the record."""
+    record = await play_game(name, white, black, tc="1000+0")
+    return len(record.moves)
+
+
+@asynccontextmanager
+async def players(moves: list[str]) -> AsyncIterator[dict[str, Callable[[str], Awaitable[int]]]]:
+    """Two instant engines (handshake done) and, by kind, a function playing
+    one game of ``moves`` on them: the floor, the lean floor and the arbiter
+    all talk to the same two processes (between the arbiter's games nobody
+    else reads their pipes)."""
     config = EngineConfig(cmd=sys.executable, args=[REPLAY, *moves])
-    plies = 0
     async with open_engine(config) as white, open_engine(config) as black:
-        start, cpu = time.perf_counter(), time.process_time()
-        for _ in range(games):
-            record = await play_game(name, white, black, tc="1000+0")
-            plies += len(record.moves)
-        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
-        assert record.termination == get_game(name).position(None, moves).outcome().termination.value
-    return elapsed, cpu, plies
+        assert white.process is not None and black.process is not None
+        bare = [BareEngine(white.process), BareEngine(black.process)]
+        lean = [LeanEngine(white.process), LeanEngine(black.process)]
+        yield {
+            "floor": lambda name: floor_game(bare, moves),
+            "lean": lambda name: lean_floor_game(lean, moves),
+            "arbiter": lambda name: arbiter_game(name, white, black),
+        }
 
 
 async def peak_memory(name: str, moves: list[str]) -> int:
     """Peak bytes Python allocated while one game ran (engines already started)."""
-    config = EngineConfig(cmd=sys.executable, args=[REPLAY, *moves])
-    async with open_engine(config) as white, open_engine(config) as black:
+    async with players(moves) as play:
         tracemalloc.start()
         tracemalloc.reset_peak()
         base, _ = tracemalloc.get_traced_memory()
-        await play_game(name, white, black, tc="1000+0")
+        await play["arbiter"](name)
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()
     return peak - base
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def geometric_mean(values: list[float]) -> float:
@@ -189,33 +200,42 @@ def geometric_mean(values: list[float]) -> float:
     return product ** (1 / len(values))
 
 
-async def main(games: int, rounds: int, names: list[str]) -> None:
+async def main(rounds: int, games: int, names: list[str]) -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f} (on {os.cpu_count()} cores)")
     print("floor: trio streams ping-pong; lean: the same with os.write/wait_readable/os.read;")
-    print("ratio = arbiter / floor (the goal's measure), lean ratio = arbiter / lean floor")
+    print("ratio = arbiter / floor (the goal's measure), lean ratio = arbiter / lean floor;")
+    print(f"each round plays {games} game(s) of each kind on the same two engine processes; "
+          f"medians of {rounds} rounds")
     print(f"{'':<15} {'wall us/ply':^35} {'CPU us/ply of the arbiter process':^35}")
     header = f"{'floor':>7} {'lean':>7} {'arbiter':>7} {'ratio':>5} {'lean':>5}"
     print(f"{'game':<9} {'plies':>5} {header}   {header}  {'peak KiB/game':>13}")
     ratios: dict[str, list[float]] = {"wall": [], "wall lean": [], "cpu": [], "cpu lean": []}
-    for index, name in enumerate(names):
-        moves = recorded_game(name, seed=index)
-        best = {key: float("inf") for key in ("floor", "lean", "arbiter")}
-        cpu_best = dict(best)
-        for _ in range(rounds):  # interleaved, the best of each kept
-            for key, run in (("floor", floor_games(moves, games)),
-                             ("lean", lean_floor_games(moves, games)),
-                             ("arbiter", arbiter_games(name, moves, games))):
-                wall, cpu, plies = await run
-                best[key] = min(best[key], wall / plies * 1e6)
-                cpu_best[key] = min(cpu_best[key], cpu / plies * 1e6)
+    clock, cpu_clock = time.perf_counter, time.process_time
+    for name in names:
+        moves = recorded_game(name, seed=GAME_NAMES.index(name))
+        per_ply: dict[str, list[float]] = {}  # "<kind> <wall|cpu>" -> us per ply, by round
+        async with players(moves) as play:
+            await play["arbiter"](name)  # warm-up: imports, caches
+            for _ in range(rounds):
+                for kind, game in play.items():
+                    wall, cpu, plies = clock(), cpu_clock(), 0
+                    for _ in range(games):
+                        plies += await game(name)
+                    wall, cpu = clock() - wall, cpu_clock() - cpu
+                    per_ply.setdefault(f"{kind} wall", []).append(wall / plies * 1e6)
+                    per_ply.setdefault(f"{kind} cpu", []).append(cpu / plies * 1e6)
         peak = await peak_memory(name, moves)
         cells = []
-        for kind, figures in (("wall", best), ("cpu", cpu_best)):
-            ratio, lean = figures["arbiter"] / figures["floor"], figures["arbiter"] / figures["lean"]
-            ratios[kind].append(ratio)
-            ratios[kind + " lean"].append(lean)
-            cells.append(f"{figures['floor']:>7.1f} {figures['lean']:>7.1f} {figures['arbiter']:>7.1f} "
-                         f"{ratio:>5.2f} {lean:>5.2f}")
+        for measure in ("wall", "cpu"):
+            floor, lean, arbiter = (per_ply[f"{kind} {measure}"] for kind in ("floor", "lean", "arbiter"))
+            # the ratio of each round's games (played back to back), then their median:
+            # a slow spell of the shared machine touches both sides of a ratio
+            ratio = median([a / f for a, f in zip(arbiter, floor)])
+            lean_ratio = median([a / f for a, f in zip(arbiter, lean)])
+            ratios[measure].append(ratio)
+            ratios[measure + " lean"].append(lean_ratio)
+            cells.append(f"{median(floor):>7.1f} {median(lean):>7.1f} {median(arbiter):>7.1f} "
+                         f"{ratio:>5.2f} {lean_ratio:>5.2f}")
         print(f"{name:<9} {len(moves):>5} {cells[0]}   {cells[1]}  {peak / 1024:>13.1f}")
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(f"ratio arbiter/floor, geometric mean: wall {geometric_mean(ratios['wall']):.2f} "
@@ -226,10 +246,61 @@ async def main(games: int, rounds: int, names: list[str]) -> None:
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
+def count_instructions(kind: str, name: str, games: int) -> int:
+    """Instructions the Python process executes for ``games`` games of
+    ``kind`` ("floor" or "arbiter"), start-up included, under callgrind."""
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+               sys.executable, os.path.abspath(__file__), "--one", kind, name, str(games)]
+    env = dict(os.environ, PYTHONHASHSEED="0")  # the same dict layouts in every run
+    run = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+    found = re.search(r"Collected : (\d+)", run.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count in callgrind's output:\n{run.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def instructions_report(names: list[str]) -> None:
+    if shutil.which("valgrind") is None:
+        print("--instructions needs valgrind (Debian package valgrind)")
+        raise SystemExit(1)
+    print("instructions per ply of the arbiter process (callgrind; 6 games minus 2, per ply)")
+    print(f"{'game':<9} {'plies':>5} {'floor':>9} {'arbiter':>9} {'ratio':>6}")
+    ratios = []
+    for name in names:
+        plies = len(recorded_game(name, seed=GAME_NAMES.index(name)))
+        per_ply = {}
+        for kind in ("floor", "arbiter"):
+            few, more = (count_instructions(kind, name, games) for games in (2, 6))
+            per_ply[kind] = (more - few) / (4 * plies)
+        ratio = per_ply["arbiter"] / per_ply["floor"]
+        ratios.append(ratio)
+        print(f"{name:<9} {plies:>5} {per_ply['floor']:>9.0f} {per_ply['arbiter']:>9.0f} {ratio:>6.2f}")
+    print(f"ratio arbiter/floor, geometric mean: {geometric_mean(ratios):.2f}")
+
+
+async def one_run(kind: str, name: str, games: int) -> None:
+    """The measured part of --instructions: ``games`` games of one kind."""
+    async with players(recorded_game(name, seed=GAME_NAMES.index(name))) as play:
+        for _ in range(games):
+            await play[kind](name)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--one"]:  # a run under callgrind (see count_instructions)
+        trio.run(one_run, sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        raise SystemExit(0)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", type=int, default=10, help="games per measurement")
-    parser.add_argument("--rounds", type=int, default=3, help="measurements of each, best kept")
+    parser.add_argument("--rounds", type=int, default=9,
+                        help="rounds (games of each kind in turn; medians are printed)")
+    parser.add_argument("--games", type=int, default=5,
+                        help="games of each kind per round, back to back (fewer flatters the "
+                             "arbiter: a single game of each in turn leaves both with cold caches, "
+                             "which costs the small floor more)")
     parser.add_argument("--game", action="append", choices=GAME_NAMES, help="only these games")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions under callgrind instead of timing")
     args = parser.parse_args()
-    trio.run(main, args.games, args.rounds, args.game or list(GAME_NAMES))
+    if args.instructions:
+        instructions_report(args.game or list(GAME_NAMES))
+    else:
+        trio.run(main, args.rounds, args.games, args.game or list(GAME_NAMES))

@@ -134,6 +134,12 @@ def test_go_fields_both_clocks_p1_is_the_first_mover():
         p1time=30_000, p1inc=250, p2time=59_000, p2inc=500)
     assert go_fields(black, white, False) == dict(
         p2time=30_000, p2inc=250, p1time=59_000, p1inc=500)
+    # an opponent without a clock: only the mover's own fields
+    assert go_fields(black, Clock(TimeControl.parse("st=2")), False) == dict(p2time=30_000, p2inc=250)
+    # a clock run below zero (within the margin) is sent as 0
+    flagged = Clock(TimeControl.parse("1+0"), timemargin_ms=500)
+    assert flagged.stop(1200)
+    assert go_fields(flagged, black, True) == dict(p1time=0, p1inc=0, p2time=30_000, p2inc=250)
 
 
 def test_go_fields_of_each_kind():
