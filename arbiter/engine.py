@@ -41,7 +41,7 @@ import signal
 from collections import deque
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Callable, TextIO
+from typing import AsyncIterator, Callable, Iterable, TextIO
 
 import trio
 
@@ -197,18 +197,55 @@ class EngineFaultError(EngineError):
 class Reply:
     """A ``bestmove`` and what came with it: when its line was read, and the
     fields of the search's ``info`` lines merged (latest value of each).
-    (A plain slotted class: one is made per ply.)"""
 
-    __slots__ = ("move", "ponder", "time", "info")
+    The ``info`` lines are kept as read and merged (parsed) only when
+    :attr:`info` is first asked for: the match asks after the opponent's
+    ``go`` is written, while the opponent thinks, so an engine's chatter never
+    delays the next move.  (A plain slotted class: one is made per ply.)"""
 
-    def __init__(self, move: str, time: float, info: dict[str, object], ponder: str | None = None):
+    __slots__ = ("move", "ponder", "time", "_lines", "_info")
+
+    def __init__(self, move: str, time: float, info_lines: list[str | Info] | None = None,
+                 ponder: str | None = None):
         self.move = move
         self.ponder = ponder
         self.time = time
-        self.info = info
+        self._lines = info_lines
+        self._info: dict[str, object] | None = None
+
+    @property
+    def info(self) -> dict[str, object]:
+        info = self._info
+        if info is None:
+            info = self._info = merge_info(self._lines) if self._lines else {}
+            self._lines = None
+        return info
 
     def __repr__(self) -> str:
         return f"Reply({self.move!r}, time={self.time!r}, info={self.info!r})"
+
+
+def merge_info(lines: Iterable[str | Info]) -> dict[str, object]:
+    """The latest value of each field over a search's ``info`` lines (raw
+    text, parsed here, or parsed already); malformed lines are ignored
+    (``specs/match.md`` §Engine errors)."""
+    merged: dict[str, object] = {}
+    for item in lines:
+        if isinstance(item, str):
+            try:
+                item = parse_engine_line(item)
+            except ProtocolError:
+                continue  # malformed info: ignored
+            if not isinstance(item, Info):
+                continue
+        for key in _INFO_FIELDS:
+            value = getattr(item, key)
+            if value is not None and value != ():
+                merged[key] = value
+        if item.score_cp is not None or item.score_mate is not None or item.score_winprob is not None:
+            for key in _SCORE_FIELDS:
+                merged[key] = getattr(item, key)
+    return merged
 
 
 def format_score(info: dict[str, object]) -> str | None:
@@ -495,7 +532,7 @@ class Engine:
                         # The usual end of a search: straight to the caller, unqueued.
                         move = self.session.receive_bestmove(line)
                         if move is not None:
-                            return Reply(move, now, self._merged_info() if self._info_lines else {})
+                            return Reply(move, now, self._take_info_lines() if self._info_lines else None)
                     self._take_line(line, now)
                     if len(self._pending) == 1:  # (the usual case) without another pass
                         return self._pending.popleft()
@@ -555,7 +592,7 @@ class Engine:
         move = session.receive_bestmove(line) if searching else None
         if move is not None:
             # The fast path of every ply: exactly `bestmove <token>`.
-            msg: object = Reply(move, now, self._merged_info() if self._info_lines else {})
+            msg: object = Reply(move, now, self._take_info_lines() if self._info_lines else None)
         elif line == "readyok" and session.receive_readyok(line):
             # The fast path of every game's setup: exactly `readyok`, answering an isready.
             msg = _READY_OK
@@ -581,35 +618,21 @@ class Engine:
                     self._info_lines.append(msg)
                 return
             if isinstance(msg, BestMove):
-                msg = Reply(msg.move, now, self._merged_info(), msg.ponder)
+                msg = Reply(msg.move, now, self._take_info_lines(), msg.ponder)
         if len(self._pending) >= MAX_QUEUED_MESSAGES:
             self._set_fault("protocol-error", f"flooded the arbiter with more than "
                             f"{MAX_QUEUED_MESSAGES} unrequested messages", now=now)
             return
         self._pending.append(msg)
 
-    def _merged_info(self) -> dict[str, object]:
-        """The latest value of each field over the search's kept info lines."""
-        merged: dict[str, object] = {}
-        if not self._info_lines:
-            return merged
-        for item in self._info_lines:
-            if isinstance(item, str):
-                try:
-                    item = parse_engine_line(item)
-                except ProtocolError:
-                    continue  # malformed info: ignored
-                if not isinstance(item, Info):
-                    continue
-            for key in _INFO_FIELDS:
-                value = getattr(item, key)
-                if value is not None and value != ():
-                    merged[key] = value
-            if item.score_cp is not None or item.score_mate is not None or item.score_winprob is not None:
-                for key in _SCORE_FIELDS:
-                    merged[key] = getattr(item, key)
-        self._info_lines.clear()
-        return merged
+    def _take_info_lines(self) -> list[str | Info] | None:
+        """The search's kept ``info`` lines, for its :class:`Reply` (None: none)."""
+        lines = self._info_lines
+        if not lines:
+            return None
+        taken = list(lines)
+        lines.clear()
+        return taken
 
     async def _note_eof(self, now: float) -> None:
         """stdout closed at ``now``: a crash.  Says whether the process exited, and how."""

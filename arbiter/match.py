@@ -250,22 +250,17 @@ class _Game:
         self._search: _Search | None = None
         #: trio.current_time without its lookups (the deadlines' clock)
         self._now = trio.lowlevel.current_clock().current_time
-        #: the plies played, as (move, color name, elapsed_ms, clock_ms, info)
-        #: tuples; their MoveRecords are made by records() once the game is
-        #: over, or one by one for on_move (see _record)
-        self._plies: list[tuple] = []
+        #: the MoveRecord of every ply played but the last
         self._records: list[MoveRecord] = []
-        #: with on_move: the last accepted ply and its position, recorded after
-        #: the next `go` is written (off the critical path: the engine thinks meanwhile)
+        #: the last accepted ply, as (move, color name, elapsed_ms, clock left,
+        #: reply, position after): recorded after the next `go` is written,
+        #: off the critical path (the engine thinks meanwhile), see _record
         self._unrecorded: tuple | None = None
 
     def records(self) -> list[MoveRecord]:
-        """The MoveRecord of every ply played (all made by now with ``on_move``)."""
+        """The MoveRecord of every ply played."""
         self._record()
-        records = self._records
-        for entry in self._plies[len(records):]:
-            records.append(_move_record(*entry))
-        return records
+        return self._records
 
     def interrupt(self, engine: Engine) -> None:
         """An engine faulted while nobody read it: stop waiting at once."""
@@ -341,7 +336,7 @@ class _Game:
                 scope.deadline = self._armed = deadline
             try:
                 search.started = await engine.go((self.line + "\n").encode(), fields, arm_exactly)
-                if self._unrecorded is not None:  # only with on_move
+                if self._unrecorded is not None:  # the previous ply, while this engine thinks
                     self._record()
                 reply = await engine.wait_bestmove()
             except EngineFaultError:
@@ -393,25 +388,24 @@ class _Game:
         self.position = after
         self._search = None
         self.plies += 1
-        remaining = clock.remaining_ms  # clock.clock_ms(), inline
-        entry = (move, search.name, elapsed_ms, None if remaining is None else int(remaining),
-                 reply.info)
-        self._plies.append(entry)
-        if self.on_move is not None:
-            self._record()  # the previous ply, if still pending
-            self._unrecorded = (entry, after)
+        if self._unrecorded is not None:  # (never, as run() records on every path)
+            self._record()
+        self._unrecorded = (move, search.name, elapsed_ms, clock.remaining_ms, reply, after)
 
     def _record(self) -> None:
-        """With ``on_move``: make the record of the last accepted ply and pass
-        it on (after the next ``go`` is written, when there is one)."""
+        """Make the record of the last accepted ply, if not made yet, and pass
+        it to ``on_move``.  Called right after the next ``go`` is written,
+        while that engine thinks (the merging of the ply's ``info`` lines
+        happens here too), and when the game ends."""
         if self._unrecorded is None:
             return
-        entry, after = self._unrecorded
+        move, color, elapsed_ms, remaining, reply, after = self._unrecorded
         self._unrecorded = None
-        record = _move_record(*entry)
+        record = _move_record(move, color, elapsed_ms,
+                              None if remaining is None else int(remaining), reply.info)
         self._records.append(record)
-        assert self.on_move is not None
-        self.on_move(record, after)
+        if self.on_move is not None:
+            self.on_move(record, after)
 
     async def _overtime(self, search: _Search) -> Reply:
         """The scope ended with a search in progress.  Before the search's
