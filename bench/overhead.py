@@ -5,7 +5,9 @@ it answers ``go`` at once with the next move of a recorded legal game, without
 any referee), so nearly all the time per ply is the arbiter's plus the pipe
 round trip.
 
-All three play on the same two engine processes:
+The floor and the lean floor play on two bare processes of that engine
+(pipes for stdin and stdout, nothing more), the arbiter on two ``Engine`` of
+the same program; every pair stays up for the whole measurement.
 
 * floor: a bare trio ping-pong: write
   ``position ... moves ...`` and ``go`` with clock fields, read until the
@@ -159,20 +161,30 @@ async def arbiter_game(name: str, white: Engine, black: Engine) -> int:
 
 @asynccontextmanager
 async def players(moves: list[str]) -> AsyncIterator[dict[str, Callable[[str], Awaitable[int]]]]:
-    """Two instant engines (handshake done) and, by kind, a function playing
-    one game of ``moves`` on them: the floor, the lean floor and the arbiter
-    all talk to the same two processes (between the arbiter's games nobody
-    else reads their pipes)."""
-    config = EngineConfig(cmd=sys.executable, args=[REPLAY, *moves])
-    async with open_engine(config) as white, open_engine(config) as black:
-        assert white.process is not None and black.process is not None
-        bare = [BareEngine(white.process), BareEngine(black.process)]
-        lean = [LeanEngine(white.process), LeanEngine(black.process)]
-        yield {
-            "floor": lambda name: floor_game(bare, moves),
-            "lean": lambda name: lean_floor_game(lean, moves),
-            "arbiter": lambda name: arbiter_game(name, white, black),
-        }
+    """By kind, a function playing one game of ``moves``: the floor and the
+    lean floor on two bare processes of the instant engine (started with
+    pipes for stdin and stdout, nothing else), the arbiter on two
+    :class:`~arbiter.engine.Engine` of the same program.  Each pair stays up
+    for the whole measurement, so rounds compare plies, not start-ups."""
+    argv = [sys.executable, REPLAY, *moves]
+    processes = [await trio.lowlevel.open_process(argv, stdin=-1, stdout=-1) for _ in range(2)]
+    try:
+        bare = [BareEngine(process) for process in processes]
+        for engine in bare:
+            await engine.process.stdin.send_all(b"ugi\n")
+            await engine.line_starting(b"ugiok")
+        lean = [LeanEngine(process) for process in processes]
+        config = EngineConfig(cmd=sys.executable, args=argv[1:])
+        async with open_engine(config) as white, open_engine(config) as black:
+            yield {
+                "floor": lambda name: floor_game(bare, moves),
+                "lean": lambda name: lean_floor_game(lean, moves),
+                "arbiter": lambda name: arbiter_game(name, white, black),
+            }
+    finally:
+        for process in processes:
+            process.kill()
+            await process.wait()
 
 
 async def peak_memory(name: str, moves: list[str]) -> int:
