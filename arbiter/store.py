@@ -12,7 +12,10 @@ Why it is shaped this way:
 * each finished game is committed in ONE transaction the moment it ends, so
   a killed run loses at most the games in progress;
 * ``UNIQUE(tournament, key)`` on games: a scheduled game can never be stored
-  twice, whatever a resumed run does.
+  twice, whatever a resumed run does;
+* one run per tournament at a time (:meth:`Store.claim_run`): a lock the
+  operating system drops when the process ends, however it ends, so a
+  killed run never blocks its resume.
 
 The store knows nothing of engines or schedules: callers hand it plain
 dictionaries (a game record's ``to_dict()``).  Every method takes a lock, so
@@ -23,11 +26,14 @@ keep commits off the event loop that times the engines.
 from __future__ import annotations
 
 import datetime as _dt
+import fcntl
 import json
+import os
 import sqlite3
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from sqlite_utils import Database
 
@@ -51,6 +57,11 @@ class StoreError(Exception):
 
 class DuplicateGameError(StoreError):
     """A game whose (tournament, key) is already stored."""
+
+
+class TournamentBusyError(StoreError):
+    """Another run (another process, or another claim in this one) is
+    playing the tournament now."""
 
 
 def now_iso() -> str:
@@ -97,6 +108,61 @@ class Store:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    # -- one run at a time --------------------------------------------------
+
+    def run_lock_path(self, tournament_id: int) -> Path:
+        """The lock file of ``tournament_id``'s runs, next to the database
+        (``arbiter.db-run-3.lock``; it stays, empty but for the pid of the
+        last run, like SQLite's ``-wal`` and ``-shm`` files)."""
+        return self.path.with_name(f"{self.path.name}-run-{tournament_id}.lock")
+
+    @contextmanager
+    def claim_run(self, tournament_id: int) -> Iterator[None]:
+        """Hold the right to run ``tournament_id`` while the block runs, or
+        raise :class:`TournamentBusyError` at once if a run holds it.
+
+        Two runs of one tournament would play the same games side by side
+        (the second copy of each is refused at commit time, its engine time
+        wasted) and overwrite each other's status.  The claim is an exclusive
+        ``flock`` on the lock file: the kernel drops it when the file is
+        closed or the process ends (SIGKILL included), so no stale claim can
+        outlive its run."""
+        path = self.run_lock_path(tournament_id)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"{path}: cannot create the run lock ({exc.strerror})") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                who = ("another run in this process" if holder == str(os.getpid())
+                       else f"another process (pid {holder})" if holder.isdigit()
+                       else "another process")
+                raise TournamentBusyError(
+                    f"tournament {tournament_id} in {self.path} is being run by {who}") from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # drops the lock
+
+    def run_active(self, tournament_id: int) -> bool:
+        """Whether a run holds ``tournament_id`` now (see :meth:`claim_run`):
+        a status ``running`` without one is a run that was killed."""
+        try:
+            fd = os.open(self.run_lock_path(tournament_id), os.O_RDONLY)
+        except OSError:
+            return False  # never run since the lock files exist, or unreadable: no claim seen
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # refused while a claim is held
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
 
     # -- schema ----------------------------------------------------------
 

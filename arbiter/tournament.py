@@ -466,7 +466,13 @@ class Tournament:
     # -- the run -------------------------------------------------------------
 
     async def run(self) -> RunResult:
-        """Play every pending game; returns how the run ended."""
+        """Play every pending game; returns how the run ended.
+        :class:`~arbiter.store.TournamentBusyError`, before anything is
+        played or changed, when another run holds the tournament."""
+        with self.store.claim_run(self.tournament_id):
+            return await self._run()
+
+    async def _run(self) -> RunResult:
         await trio.to_thread.run_sync(self._load)
         self.started_at = trio.current_time()
         self.store.set_status(self.tournament_id, RUNNING)

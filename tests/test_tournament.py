@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from arbiter.cli import app
 from arbiter.games import get_game
 from arbiter.schedule import build_schedule, parse_openings
-from arbiter.store import Store
+from arbiter.store import Store, TournamentBusyError
 
 PY = sys.executable
 HERE = Path(__file__).parent / "engines_for_tournament"
@@ -238,13 +238,25 @@ def test_sigkill_mid_run_then_resume(tmp_path):
         wait_for_games(db, 2, proc)
         live = standings_json(db, tmp_path)
         assert live["tournament"]["status"] == "running"
+        assert live["tournament"]["running_now"] is True
         assert 2 <= live["games"] < 40
+        # One run per tournament (specs/tournament.md §Resume): the same
+        # command meanwhile is refused, naming the run, and starts nothing.
+        second = arbiter(*args, cwd=tmp_path)
+        assert second.returncode == 3, second.stderr
+        assert f"is being run by another process (pid {proc.pid}); nothing was started" in second.stderr
+        assert "Traceback" not in second.stderr
     finally:
         proc.kill()  # SIGKILL: no clean-up at all
         proc.communicate()
         gate.touch()  # let the orphaned engines run into their closed pipes
     killed_at = count_games(db)
     assert 2 <= killed_at < 40
+    # the status still says running, but nobody holds the run any more
+    after = standings_json(db, tmp_path)
+    assert (after["tournament"]["status"], after["tournament"]["running_now"]) == ("running", False)
+    listing = arbiter("standings", "--list", "--db", str(db), cwd=tmp_path)
+    assert "running, but no run is alive (killed?)" in listing.stdout
     assert one(db, "pragma integrity_check")[0] == "ok"
     deadline = time.monotonic() + 30
     while processes_with(tag) and time.monotonic() < deadline:
@@ -266,6 +278,21 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     assert standings_json(db, tmp_path)["games"] == 40
     kinds = [k for (k,) in sqlite3.connect(db).execute("select kind from events order by id")]
     assert kinds[0] == "start" and "resume" in kinds and kinds[-1] == "finished"
+
+
+def test_one_run_per_tournament_in_one_process_too(tmp_path):
+    """specs/storage.md §One run at a time: the claim is refused to a second
+    holder even inside one process, and is free again once released."""
+    with Store(tmp_path / "r.db") as store:
+        assert not store.run_active(7)
+        with store.claim_run(7):
+            assert store.run_active(7) and not store.run_active(8)
+            with pytest.raises(TournamentBusyError, match="being run by another run in this process"):
+                with store.claim_run(7):
+                    pass  # pragma: no cover
+            with store.claim_run(8):  # another tournament of the same file: its own claim
+                assert store.run_active(8)
+        assert not store.run_active(7) and not store.run_active(8)
 
 
 def test_ctrl_c_stops_cleanly_then_resume_by_id(tmp_path):

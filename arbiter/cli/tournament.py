@@ -19,7 +19,8 @@ from arbiter.enginespec import (
     parse_engine_spec,
 )
 from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings
-from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, Store, StoreError
+from arbiter.store import (ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError,
+                           TournamentBusyError)
 from arbiter.tournament import (
     ConfigError,
     RunResult,
@@ -37,6 +38,7 @@ from .app import app, fail
 #: exit statuses of a run (specs/tournament.md §Exit status)
 EXIT_ABORTED = 1
 EXIT_INTERRUPTED = 130
+EXIT_BUSY = 3  # another process is running the tournament: nothing started
 
 #: the settings that define a tournament (not allowed with --resume)
 DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "order", "seed",
@@ -95,6 +97,8 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
                             handle_signals=True)
     try:
         return trio.run(tournament.run)
+    except TournamentBusyError as exc:
+        fail(f"{exc}; nothing was started", EXIT_BUSY)
     except KeyboardInterrupt:  # a second Ctrl-C during the clean stop
         print("arbiter: interrupted again; stopped", file=sys.stderr)
         raise typer.Exit(EXIT_INTERRUPTED)
@@ -103,6 +107,7 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
 def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
     tournament = store.tournament(tournament_id)
     assert tournament is not None
+    tournament["running_now"] = store.run_active(tournament_id)
     standings = tournament_standings(store, tournament)
     if as_json:
         typer.echo(json.dumps(_standings_json(tournament, standings), indent=2))
@@ -293,9 +298,19 @@ def match(
     run_config(config, db, new=new, plain=plain, as_json=as_json)
 
 
+def _status_shown(store: Store, tournament: dict[str, Any]) -> str:
+    """The stored status, said plainly when it is ``running`` but no run
+    holds the tournament (a run killed with SIGKILL, or a crashed machine)."""
+    status = tournament["status"]
+    if status == RUNNING and not store.run_active(tournament["id"]):
+        return "running, but no run is alive (killed?): run it again to resume"
+    return status
+
+
 def _standings_json(tournament: dict[str, Any], standings) -> dict[str, Any]:
     data = {"tournament": {key: tournament.get(key) for key in (
-        "id", "name", "game", "format", "status", "note", "total_games", "created", "updated")}}
+        "id", "name", "game", "format", "status", "note", "total_games", "created", "updated",
+        "running_now")}}
     data["tournament"]["done"] = standings.games
     data.update(standings.to_json())
     return data
@@ -315,11 +330,14 @@ def standings(
             if as_json:
                 typer.echo(json.dumps([{k: r[k] for k in ("id", "name", "game", "format", "status",
                                                           "total_games", "created")}
-                                       | {"done": store.count_games(r["id"])} for r in rows], indent=2))
+                                       | {"done": store.count_games(r["id"]),
+                                          "running_now": store.run_active(r["id"])}
+                                       for r in rows], indent=2))
             else:
                 for r in rows:
                     typer.echo(f"{r['id']:>4}  {r['name']:<30} {r['game']:<9} "
-                               f"{store.count_games(r['id'])}/{r['total_games']} games  {r['status']}")
+                               f"{store.count_games(r['id'])}/{r['total_games']} games  "
+                               f"{_status_shown(store, r)}")
             return
         tournament = (store.tournament(tournament_id) if tournament_id is not None
                       else store.latest_tournament())
@@ -327,10 +345,12 @@ def standings(
             fail(f"{db}: no tournament {tournament_id}" if tournament_id is not None
                  else f"{db}: no tournaments yet")
         table = tournament_standings(store, tournament)
+        tournament = {**tournament, "running_now": store.run_active(tournament["id"])}
+        shown = {**tournament, "status": _status_shown(store, tournament)}
     if as_json:
         typer.echo(json.dumps(_standings_json(tournament, table), indent=2))
     else:
-        print_standings(make_console(), table, tournament)
+        print_standings(make_console(), table, shown)
 
 
 # --------------------------------------------------------------------------
