@@ -3,10 +3,11 @@ statistics and SPRT, as one value the live display, ``arbiter standings``
 and ``--json`` all print.
 
 The math is :mod:`arbiter.rating`'s; this module only sorts finished games
-into what it needs: W/D/L per pair of engines, the pentanomial counts of the
-game pairs (two games of one pairing sharing a ``pair`` number, colours
-swapped -- ``specs/tournament.md`` §Schedule), and every game for the joint
-ratings.  Incomplete game pairs count in W/D/L but not in the pentanomial.
+into what it needs: W/D/L per pair of engines (all the joint ratings need
+too), and the pentanomial counts of the game pairs (two games of one pairing
+sharing a ``pair`` number, colours swapped -- ``specs/tournament.md``
+§Schedule).  Incomplete game pairs count in W/D/L but not in the pentanomial.
+A running tournament keeps a :class:`Tally` and adds each game as it comes.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from arbiter.rating import SPRT, Anchor, PairStats, SPRTStatus, joint_ratings
+from arbiter.rating import SPRT, Anchor, PairStats, SPRTStatus, joint_ratings_from_pairs
 
 _SCORE = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
 
@@ -101,61 +102,85 @@ def compute_standings(engines: Sequence[str], games: Iterable[Mapping[str, Any]]
     ``engines`` fixes the order of names in pairs: the one listed first is a
     pair's ``first``.  Engines without games are listed too.
     """
-    order = {name: i for i, name in enumerate(engines)}
-    wdl: dict[str, list[int]] = {name: [0, 0, 0] for name in engines}
-    points: dict[str, float] = defaultdict(float)
-    per_pair: dict[tuple[str, str], list[int]] = {}
-    pair_games: dict[tuple[Any, Any], list[tuple[str, str, float]]] = defaultdict(list)
-    terminations: Counter = Counter()
-    scored = []
-    count = 0
+    tally = Tally(engines)
     for row in games:
+        tally.add(row)
+    return tally.standings(sprt)
+
+
+class Tally:
+    """The counts standings are made of, taken one game at a time.
+
+    A running tournament adds each game as it is stored and asks for the
+    standings after each: :meth:`add` costs the same for the 10000th game
+    as for the first, and :meth:`standings` depends on the number of
+    engines, not of games (the joint ratings need only each pair's games
+    and points).  Recounting every game after each one made a long match
+    quadratic, and stalled the event loop that times the engines for tens of
+    milliseconds per game by the ten-thousandth."""
+
+    def __init__(self, engines: Sequence[str]):
+        self.order: dict[str, int] = {name: i for i, name in enumerate(engines)}
+        self.wdl: dict[str, list[int]] = {name: [0, 0, 0] for name in engines}
+        self.points: dict[str, float] = defaultdict(float)
+        self.per_pair: dict[tuple[str, str], list[int]] = {}
+        self.penta: dict[tuple[str, str], list[int]] = {}
+        #: the first game of each game pair whose second has not come yet
+        self.half_pairs: dict[tuple[Any, Any, str, str], float] = {}
+        self.terminations: Counter = Counter()
+        self.games = 0
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Count one game row (one without a decisive or drawn result is skipped)."""
         white, black, result = row["white"], row["black"], row["result"]
         if result not in _SCORE:
-            continue
-        count += 1
-        terminations[row.get("termination") or "?"] += 1
+            return
+        self.games += 1
+        self.terminations[row.get("termination") or "?"] += 1
         w, b = _SCORE[result]
+        order, wdl = self.order, self.wdl
         for name in (white, black):
             if name not in order:
                 order[name] = len(order)
                 wdl[name] = [0, 0, 0]
-        scored.append((white, black, w))
-        points[white] += w
-        points[black] += b
-        for name, s in ((white, w), (black, b)):
-            wdl[name][0 if s == 1 else 1 if s == 0.5 else 2] += 1
+        self.points[white] += w
+        self.points[black] += b
+        for name, score in ((white, w), (black, b)):
+            wdl[name][0 if score == 1 else 1 if score == 0.5 else 2] += 1
         first, second = sorted((white, black), key=order.__getitem__)
         first_score = w if first == white else b
-        counts = per_pair.setdefault((first, second), [0, 0, 0])
+        counts = self.per_pair.setdefault((first, second), [0, 0, 0])
         counts[0 if first_score == 1 else 1 if first_score == 0.5 else 2] += 1
         if row.get("pair") is not None:
-            pair_games[(row.get("pairing"), row["pair"], first, second)].append(
-                (first, second, first_score))
+            key = (row.get("pairing"), row["pair"], first, second)
+            other = self.half_pairs.pop(key, None)
+            if other is None:
+                self.half_pairs[key] = first_score
+            else:  # the game pair is complete: one pentanomial count
+                penta = self.penta.setdefault((first, second), [0, 0, 0, 0, 0])
+                penta[round((other + first_score) * 2)] += 1
 
-    penta: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
-    for (_, _, first, second), members in pair_games.items():
-        if len(members) == 2:
-            total = members[0][2] + members[1][2]
-            penta[(first, second)][round(total * 2)] += 1
-
-    pairs = [PairLine(a, b, PairStats(*counts, pentanomial=tuple(penta[(a, b)])
-                                      if (a, b) in penta else None))
-             for (a, b), counts in sorted(per_pair.items(),
-                                          key=lambda kv: (order[kv[0][0]], order[kv[0][1]]))]
-    ratings = joint_ratings(scored, anchor=Anchor(), engines=list(order))
-    lines = []
-    for rating in ratings:
-        w, d, l = wdl[rating.engine]
-        lines.append(EngineLine(rating.engine, w + d + l, points[rating.engine], w, d, l,
-                                rating.elo, rating.error))
-    lines.sort(key=lambda e: (e.elo is None, -(e.elo or 0.0), -e.points, order[e.name]))
-    standings = Standings(engines=lines, pairs=pairs, games=count, terminations=terminations)
-    if sprt is not None:
-        stats = pairs[0].stats if pairs else PairStats(0, 0, 0)
-        standings.sprt = sprt
-        standings.sprt_status = sprt.status(stats)
-    return standings
+    def standings(self, sprt: SPRT | None = None) -> Standings:
+        order, penta = self.order, self.penta
+        pairs = [PairLine(a, b, PairStats(*counts, pentanomial=tuple(penta[(a, b)])
+                                          if (a, b) in penta else None))
+                 for (a, b), counts in sorted(self.per_pair.items(),
+                                              key=lambda kv: (order[kv[0][0]], order[kv[0][1]]))]
+        ratings = joint_ratings_from_pairs({(line.first, line.second): line.stats for line in pairs},
+                                           anchor=Anchor(), engines=list(order))
+        lines = []
+        for rating in ratings:
+            w, d, l = self.wdl[rating.engine]
+            lines.append(EngineLine(rating.engine, w + d + l, self.points[rating.engine], w, d, l,
+                                    rating.elo, rating.error))
+        lines.sort(key=lambda e: (e.elo is None, -(e.elo or 0.0), -e.points, order[e.name]))
+        standings = Standings(engines=lines, pairs=pairs, games=self.games,
+                              terminations=Counter(self.terminations))
+        if sprt is not None:
+            stats = pairs[0].stats if pairs else PairStats(0, 0, 0)
+            standings.sprt = sprt
+            standings.sprt_status = sprt.status(stats)
+        return standings
 
 
 def fmt_elo(value: float | None, error: float | None = None) -> str:

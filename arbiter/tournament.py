@@ -54,7 +54,7 @@ from arbiter.schedule import (
     build_schedule,
     parse_openings,
 )
-from arbiter.standings import Standings, compute_standings
+from arbiter.standings import Standings, Tally, compute_standings
 from arbiter.store import ABORTED, FINISHED, INTERRUPTED, RUNNING, DuplicateGameError, Store
 
 __all__ = [
@@ -422,7 +422,9 @@ class Tournament:
         self._interrupted = False
         self._scope: trio.CancelScope | None = None
         self.started_at = 0.0
-        self.standings: Standings = compute_standings(config.engine_names, [], self.sprt)
+        #: the stored games' counts, one game added at a time (see Tally)
+        self._tally = Tally(config.engine_names)
+        self.standings: Standings = self._tally.standings(self.sprt)
 
     # -- state ---------------------------------------------------------------
 
@@ -437,7 +439,10 @@ class Tournament:
         self._pending = [g for g in self.schedule if g.key not in keys]
         by_key = self.schedule.by_key()
         self._started_pairs = {(by_key[k].pairing, by_key[k].pair) for k in keys if k in by_key}
-        self.standings = compute_standings(self.config.engine_names, self._rows, self.sprt)
+        self._tally = Tally(self.config.engine_names)
+        for row in rows:
+            self._tally.add(row)
+        self.standings = self._tally.standings(self.sprt)
         self._check_sprt()
 
     def _check_sprt(self) -> None:
@@ -652,10 +657,12 @@ class Tournament:
     def _game_stored(self, scheduled: ScheduledGame, record: GameRecord) -> None:
         """Back on the event loop: standings, SPRT, the display."""
         self.played += 1
-        self._rows.append({"white": record.white, "black": record.black, "result": record.result,
-                           "termination": record.termination, "pairing": scheduled.pairing,
-                           "pair": scheduled.pair, "key": scheduled.key, "seq": scheduled.seq})
-        self.standings = compute_standings(self.config.engine_names, self._rows, self.sprt)
+        row = {"white": record.white, "black": record.black, "result": record.result,
+               "termination": record.termination, "pairing": scheduled.pairing,
+               "pair": scheduled.pair, "key": scheduled.key, "seq": scheduled.seq}
+        self._rows.append(row)
+        self._tally.add(row)
+        self.standings = self._tally.standings(self.sprt)
         self._check_sprt()
         self.observer.game_finished(scheduled, record, self.standings)
 

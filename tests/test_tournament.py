@@ -551,3 +551,64 @@ def test_standings_from_rows():
     assert table.games == 5
     elos = {e.name: e.elo for e in table.engines}
     assert elos["a"] > elos["b"] and abs(sum(elos.values())) < 1e-6  # mean 0
+
+
+def test_standings_tallied_game_by_game_match_the_games_one_by_one():
+    """arbiter/standings.py Tally: the standings a running tournament keeps up
+    game by game agree, after every game, with the games counted afresh in
+    the plainest way (W/D/L, points, pentanomial of complete game pairs), and
+    the joint ratings made from each pair's totals are those made from every
+    game (specs/ratings.md §Joint ratings: the pair totals are all they use)."""
+    import random
+    from collections import defaultdict
+
+    from arbiter.rating import Anchor, joint_ratings
+    from arbiter.standings import Tally
+
+    rng = random.Random(5)
+    names = ["a", "b", "c", "d"]
+    rows = []
+    for pairing in range(6):
+        first, second = rng.sample(names, 2)
+        for pair in range(12):
+            for white, black in ((first, second), (second, first)):
+                rows.append(dict(white=white, black=black, pairing=pairing, pair=pair,
+                                 result=rng.choice(["1-0", "0-1", "1/2-1/2", "1-0"]),
+                                 termination=rng.choice(["connection", "no-moves"])))
+    rng.shuffle(rows)  # game pairs complete out of order, as with concurrency
+    rows.insert(17, dict(white="a", black="b", result="*", termination="crash"))  # not counted
+    score = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+
+    def afresh(games):
+        lines, pentas, halves = defaultdict(lambda: [0, 0.0, 0, 0, 0]), defaultdict(lambda: [0] * 5), {}
+        for g in games:
+            if g["result"] not in score:
+                continue
+            w = score[g["result"]]
+            for name, s in ((g["white"], w), (g["black"], 1 - w)):
+                line = lines[name]
+                line[0] += 1
+                line[1] += s
+                line[2 + {1.0: 0, 0.5: 1, 0.0: 2}[s]] += 1
+            first = min(g["white"], g["black"], key=names.index)
+            second = g["black"] if first == g["white"] else g["white"]
+            mine = w if first == g["white"] else 1 - w
+            key = (g["pairing"], g["pair"])
+            if key in halves:
+                pentas[(first, second)][int(2 * (halves.pop(key) + mine))] += 1
+            else:
+                halves[key] = mine
+        return ({n: tuple(v) for n, v in lines.items()}, {k: tuple(v) for k, v in pentas.items()})
+
+    tally = Tally(names)
+    for count, row in enumerate(rows, 1):
+        tally.add(row)
+        table = tally.standings()
+        lines = {e.name: (e.games, e.points, e.wins, e.draws, e.losses) for e in table.engines if e.games}
+        pentas = {(p.first, p.second): p.stats.pentanomial for p in table.pairs if p.stats.pentanomial}
+        assert (lines, pentas) == afresh(rows[:count]), f"after {count} games"
+    scored = [(r["white"], r["black"], score[r["result"]]) for r in rows if r["result"] in score]
+    per_game = {r.engine: r.elo for r in joint_ratings(scored, anchor=Anchor(), engines=names)}
+    assert table.games == len(rows) - 1
+    for line in table.engines:
+        assert abs(line.elo - per_game[line.name]) < 1e-6
