@@ -10,6 +10,7 @@ with ``arbiter standings``.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections import deque
 from typing import IO, Any, Mapping
@@ -47,10 +48,28 @@ def _sprt_line(standings: Standings) -> str | None:
             f"({st.model}) -> {verdict}")
 
 
+def silence_stdout() -> None:
+    """After a broken pipe on stdout (``arbiter ... | head``): send the rest of
+    the output nowhere, so that nothing, not even Python's last flush at exit,
+    complains about the reader that went away."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away: print nothing more and let the caller end as
+        it would have (a run's own exit status and its message on stderr),
+        where rich would exit with status 1."""
+        self.quiet = True
+        silence_stdout()
+
+
 def make_console() -> Console:
     """A console for stdout: the terminal's width, or 120 columns in a pipe."""
-    console = Console()
-    return console if console.is_terminal else Console(width=120)
+    console = _Console()
+    return console if console.is_terminal else _Console(width=120)
 
 
 def standings_table(standings: Standings, title: str | None = None) -> Table:
@@ -118,9 +137,23 @@ class LineDisplay(Observer):
     def __init__(self, out: IO[str] | None = None):
         self.out = out or sys.stdout
         self.run: Tournament | None = None
+        #: the reader of our output went away (``arbiter tournament ... | head``)
+        self.closed = False
 
     def _print(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
+        if self.closed:
+            return
+        try:
+            print(text, file=self.out, flush=True)
+        except BrokenPipeError:
+            # Nobody reads the run any more: stop it as Ctrl-C would (the
+            # games so far are stored; a resume plays the rest), rather than
+            # die mid-write and leave the status at `running`.
+            self.closed = True
+            if self.out is sys.stdout:
+                silence_stdout()
+            if self.run is not None:
+                self.run.stop("its output was closed")
 
     def started(self, run: Tournament) -> None:
         self.run = run

@@ -420,6 +420,7 @@ class Tournament:
         self.stopping_note = ""  # set once SPRT decided: no new game pair
         self._abort: str | None = None
         self._interrupted = False
+        self._stop_reason = ""  # why the run was stopped early (stop())
         self._scope: trio.CancelScope | None = None
         self.started_at = 0.0
         #: the stored games' counts, one game added at a time (see Tally)
@@ -503,7 +504,8 @@ class Tournament:
         if self._abort:
             status, note = ABORTED, self._abort
         elif self._interrupted:
-            status, note = INTERRUPTED, f"interrupted with {len(abandoned)} game(s) in progress"
+            status, note = INTERRUPTED, (f"interrupted with {len(abandoned)} game(s) in progress"
+                                         + (f" ({self._stop_reason})" if self._stop_reason else ""))
         elif self.done >= self.total or self.stopping_note:
             status, note = FINISHED, self.stopping_note
         else:  # nothing left to hand out, yet games missing: cannot happen
@@ -519,14 +521,23 @@ class Tournament:
         self.store.set_status(self.tournament_id, status, note)
         self.store.add_event(self.tournament_id, status, note or f"{self.done} of {self.total} games")
 
+    def stop(self, reason: str) -> None:
+        """Stop the run now, as Ctrl-C does: games in progress are abandoned
+        (replayed on resume), engines are closed, the status becomes
+        ``interrupted`` with ``reason`` in its note."""
+        if self._interrupted:
+            return
+        self._interrupted = True
+        self._stop_reason = reason
+        self.observer.message(f"{reason}: stopping; games in progress are abandoned and will be "
+                              "replayed on resume")
+        if self._scope is not None:
+            self._scope.cancel()
+
     async def _watch_signals(self) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for signum in signals:
-                self._interrupted = True
-                self.observer.message(f"{signal.Signals(signum).name}: stopping; games in "
-                                      "progress are abandoned and will be replayed on resume")
-                assert self._scope is not None
-                self._scope.cancel()
+                self.stop(signal.Signals(signum).name)
                 return
 
     async def _tick(self) -> None:

@@ -328,6 +328,30 @@ def test_ctrl_c_stops_cleanly_then_resume_by_id(tmp_path):
     assert one(db, "select status from tournaments where id = 1")[0] == "finished"
 
 
+def test_a_reader_going_away_stops_the_run_cleanly(tmp_path):
+    """§Stopping: `arbiter match ... | head -1` -- the run's output closed
+    under it -- stops the run as Ctrl-C does (status `interrupted`, noting
+    why; engines ended; the stderr message; exit 130), never a traceback
+    nor a status left at `running`."""
+    db = tmp_path / "p.db"
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    proc = start("match", "troll", spec("a", TAG=tag), spec("b", TAG=tag), "--games", "40",
+                 "--db", str(db), *FAST, cwd=tmp_path)
+    try:
+        assert proc.stdout.readline().startswith("tournament 1:")
+        proc.stdout.close()  # as `head -1` does
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted after" in err
+    status, note = one(db, "select status, note from tournaments where id = 1")
+    assert status == "interrupted" and note.endswith("(its output was closed)")
+    assert count_games(db) < 40
+    assert processes_with(tag) == []
+
+
 def test_rerun_of_a_finished_tournament_and_new(tmp_path):
     db = tmp_path / "f.db"
     args = ["match", "troll", spec("a"), spec("b"), "--games", "2", "--db", str(db), *FAST]

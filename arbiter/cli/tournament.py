@@ -18,7 +18,7 @@ from arbiter.enginespec import (
     load_engines_file,
     parse_engine_spec,
 )
-from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings
+from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings, silence_stdout
 from arbiter.store import (ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError,
                            TournamentBusyError)
 from arbiter.tournament import (
@@ -105,14 +105,19 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
 
 
 def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
+    """The standings at the end of a run, on stdout (if anybody still reads it)."""
     tournament = store.tournament(tournament_id)
     assert tournament is not None
     tournament["running_now"] = store.run_active(tournament_id)
     standings = tournament_standings(store, tournament)
-    if as_json:
-        typer.echo(json.dumps(_standings_json(tournament, standings), indent=2))
-    else:
-        print_standings(make_console(), standings, tournament)
+    try:
+        if as_json:
+            typer.echo(json.dumps(_standings_json(tournament, standings), indent=2))
+        else:
+            print_standings(make_console(), standings, tournament)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
 
 
 def _exit_for(result: RunResult) -> None:
