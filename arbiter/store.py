@@ -112,9 +112,9 @@ class Store:
     # -- one run at a time --------------------------------------------------
 
     def run_lock_path(self, tournament_id: int) -> Path:
-        """The lock file of ``tournament_id``'s runs, next to the database
-        (``arbiter.db-run-3.lock``; it stays, empty but for the pid of the
-        last run, like SQLite's ``-wal`` and ``-shm`` files)."""
+        """The lock file of ``tournament_id``'s run, next to the database
+        (``arbiter.db-run-3.lock``, holding the pid of the run); there while
+        a run holds it, and after a run that was killed."""
         return self.path.with_name(f"{self.path.name}-run-{tournament_id}.lock")
 
     @contextmanager
@@ -127,26 +127,41 @@ class Store:
         wasted) and overwrite each other's status.  The claim is an exclusive
         ``flock`` on the lock file: the kernel drops it when the file is
         closed or the process ends (SIGKILL included), so no stale claim can
-        outlive its run."""
+        outlive its run.  The file is removed when the run ends; a claim
+        taken on a file that was removed meanwhile (another run ending just
+        then) is taken again on the new one."""
         path = self.run_lock_path(tournament_id)
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            raise StoreError(f"{path}: cannot create the run lock ({exc.strerror})") from None
-        try:
+        while True:
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise StoreError(f"{path}: cannot create the run lock ({exc.strerror})") from None
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                os.close(fd)
                 who = ("another run in this process" if holder == str(os.getpid())
                        else f"another process (pid {holder})" if holder.isdigit()
                        else "another process")
                 raise TournamentBusyError(
                     f"tournament {tournament_id} in {self.path} is being run by {who}") from None
+            try:
+                same = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # locked a file another run removed on its way out: again
+        try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
             yield
         finally:
+            try:
+                os.unlink(path)  # while still holding it: no one can take this file after
+            except OSError:
+                pass
             os.close(fd)  # drops the lock
 
     def run_active(self, tournament_id: int) -> bool:

@@ -257,6 +257,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     assert (after["tournament"]["status"], after["tournament"]["running_now"]) == ("running", False)
     listing = arbiter("standings", "--list", "--db", str(db), cwd=tmp_path)
     assert "running, but no run is alive (killed?)" in listing.stdout
+    assert Path(f"{db}-run-1.lock").exists()  # left by the killed run, unlocked: taken over below
     assert one(db, "pragma integrity_check")[0] == "ok"
     deadline = time.monotonic() + 30
     while processes_with(tag) and time.monotonic() < deadline:
@@ -265,6 +266,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     done = arbiter(*args, cwd=tmp_path)
     assert_clean(done)
     assert "resuming tournament 1" in done.stderr
+    assert not Path(f"{db}-run-1.lock").exists()
     games = rows(db)
     assert one(db, "select count(*) from tournaments")[0] == 1
     schedule = build_schedule(["a", "b"], games=40, random_plies=2, game=get_game("troll"))
@@ -293,6 +295,7 @@ def test_one_run_per_tournament_in_one_process_too(tmp_path):
             with store.claim_run(8):  # another tournament of the same file: its own claim
                 assert store.run_active(8)
         assert not store.run_active(7) and not store.run_active(8)
+        assert not store.run_lock_path(7).exists()  # a run that ends cleans up after itself
 
 
 def test_ctrl_c_stops_cleanly_then_resume_by_id(tmp_path):
