@@ -36,6 +36,8 @@ from arbiter.engine import EngineConfig
 from arbiter.procs import live_group_members as group_alive
 from arbiter.games import GAME_NAMES, get_game
 
+from bad_engines.harness import processes_with
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAD = os.path.join(HERE, "bad_engines")
 CHECKERS = os.path.join(HERE, "check_engines")
@@ -265,6 +267,32 @@ def test_cli_reports_a_failure_with_transcript_and_exit_status_1():
     assert "expected:" in out and "happened:" in out and "transcript:" in out
     assert "illegal move" in out and "> position startpos moves" in out
     assert "FAILS 1 mandatory check(s): position.startpos" in out
+
+
+def test_cli_ctrl_c_stops_the_check_and_its_engine():
+    """Ctrl-C during a check: one line on stderr, exit 130, no traceback,
+    and the engine (here stuck before `ugiok`) is gone (specs/check.md)."""
+    import signal
+    import time
+    import uuid
+
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    spec = f"cmd={sys.executable} arg={os.path.join(BAD, 'silent.py')} env.TAG={tag}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arbiter", "check", "troll", "--engine", spec,
+         "--handshake-timeout", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not processes_with(tag) and time.monotonic() < deadline:  # the engine is up
+            time.sleep(0.02)
+        assert processes_with(tag), "the engine never started"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert processes_with(tag) == []
 
 
 @pytest.mark.parametrize("args, message", [

@@ -25,6 +25,8 @@ from arbiter.games import get_game
 from arbiter.schedule import build_schedule, parse_openings
 from arbiter.store import Store, TournamentBusyError
 
+from bad_engines.harness import processes_with
+
 PY = sys.executable
 HERE = Path(__file__).parent / "engines_for_tournament"
 FAST = ["--tc", "depth=1", "--plain"]
@@ -98,22 +100,6 @@ def standings_json(db: Path, cwd: Path, *extra: str) -> dict:
 def assert_clean(done: subprocess.CompletedProcess, code: int = 0) -> None:
     assert done.returncode == code, done.stderr + done.stdout
     assert "Traceback" not in done.stderr
-
-
-def processes_with(tag: str) -> list[int]:
-    """Pids of live processes whose environment holds ``tag``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().split(") ", 1)[1][0]
-        except OSError:
-            continue
-        if tag.encode() in environ and state != "Z":
-            found.append(int(entry.name))
-    return found
 
 
 # --------------------------------------------------------------------------

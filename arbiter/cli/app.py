@@ -23,3 +23,13 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print ``arbiter: error: message`` on stderr and exit with ``code``."""
     print(f"arbiter: error: {message}", file=sys.stderr)
     raise typer.Exit(code)
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` is Ctrl-C: a KeyboardInterrupt, or a group of nothing
+    else (trio raises it out of a nursery wrapped in one)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(interrupted(inner) for inner in exc.exceptions)
+    return False

@@ -22,7 +22,7 @@ from arbiter.check_positions import PositionDataError, positions
 from arbiter.enginespec import DEFAULT_ENGINES_FILE
 from arbiter.games import GameError, get_game
 
-from .app import app, fail
+from .app import app, fail, interrupted
 from .play import load_engine_configs
 
 #: exit status when a mandatory check failed
@@ -143,9 +143,11 @@ def check(
     try:
         report = trio.run(lambda: run_checks(the_game, config, settings, log_dir=log,
                                              on_result=on_result))
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        if not interrupted(exc):
+            raise
         print("arbiter: interrupted; engine stopped", file=sys.stderr)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     finally:
         if status is not None:
             status.stop()

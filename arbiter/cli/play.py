@@ -16,7 +16,7 @@ from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError
 from arbiter.games import GameError, Position, get_game, split_moves
 from arbiter.match import DEFAULT_TC, GameRecord, MoveRecord, play_engines
 
-from .app import app, fail
+from .app import app, fail, interrupted
 
 #: exit status when the game could not be played (an engine failed to start)
 EXIT_NOT_PLAYED = 1
@@ -96,9 +96,11 @@ def play(
         record = trio.run(run)
     except EngineStartError as exc:
         fail(f"handshake-failure: {exc}; the game was not played", EXIT_NOT_PLAYED)
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        if not interrupted(exc):
+            raise
         print("arbiter: interrupted; engines stopped", file=sys.stderr)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     if pgn:
         records.append_game(pgn, record, {"Event": "arbiter play", "Site": "?", "Round": "1.1"})
     if as_json:

@@ -30,3 +30,19 @@ def config(script: str, *args: str, name: str | None = _STEM, **kw) -> EngineCon
 
 # one home for reading /proc: arbiter/procs.py
 group_alive = live_group_members
+
+
+def processes_with(tag: str) -> list[int]:
+    """Pids of live processes whose environment holds ``tag`` (engines started
+    with ``env.TAG=<tag>``, and their children, which inherit it)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as environ, open(f"/proc/{name}/stat") as stat:
+                if tag.encode() in environ.read() and stat.read().split(") ", 1)[1][0] != "Z":
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
