@@ -527,12 +527,24 @@ def test_cli_play_engines_file_and_opening(tmp_path):
     (["-e", "cmd=x", "-e", "cmd=y", "--tc", "1/"], "bad time control"),
     (["-e", "cmd=x", "-e", "cmd=y", "--moves", "a1"], "ply 1: illegal move 'a1'"),
     (["-e", "nosuch", "-e", "cmd=y", "--engines", "/no/such.toml"], "cannot read"),
+    (["-e", "cmd=x", "-e", "cmd=y", "--log", "/proc/no/such"],
+     "--log /proc/no/such: cannot create the directory"),
 ])
 def test_cli_play_usage_errors(args, words):
     result = arbiter("play", "troll", *args)
     assert result.returncode == 2
     assert words in result.stderr and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+async def test_an_unwritable_log_directory_is_a_start_error(tmp_path):
+    """An I/O log that cannot be written stops the engine from starting, with
+    the reason, before any process exists (nothing to clean up)."""
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(EngineStartError, match=r"cannot write its I/O log into '.*file/logs'"):
+        async with open_engine(config("instant.py"), timeouts=FAST, log_dir=str(blocker / "logs")):
+            pass  # pragma: no cover
 
 
 def test_cli_play_handshake_failure():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import NoReturn
 
@@ -33,3 +34,17 @@ def interrupted(exc: BaseException) -> bool:
     if isinstance(exc, BaseExceptionGroup):
         return all(interrupted(inner) for inner in exc.exceptions)
     return False
+
+
+def checked_log_dir(path: str | None) -> str | None:
+    """``--log DIR``: made if missing, else a clear error (exit 2) before
+    any engine starts."""
+    if path is None:
+        return None
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        fail(f"--log {path}: cannot create the directory ({exc.strerror})")
+    if not os.access(path, os.W_OK | os.X_OK):
+        fail(f"--log {path}: the directory is not writable")
+    return path

@@ -22,7 +22,7 @@ from arbiter.check_positions import PositionDataError, positions
 from arbiter.enginespec import DEFAULT_ENGINES_FILE
 from arbiter.games import GameError, get_game
 
-from .app import app, fail, interrupted
+from .app import app, checked_log_dir, fail, interrupted
 from .play import load_engine_configs
 
 #: exit status when a mandatory check failed
@@ -129,6 +129,7 @@ def check(
                              ready_timeout=ready_timeout, stop_timeout=stop_timeout,
                              quit_grace=quit_grace, stall_timeout=stall, margin_ms=margin,
                              movetime_ms=movetime)
+    log_dir = checked_log_dir(log)
     console = Console(width=None if sys.stdout.isatty() else 120, highlight=False)
     status = None
     if not as_json and console.is_terminal:
@@ -141,7 +142,7 @@ def check(
                           f"{result.status.value}")
 
     try:
-        report = trio.run(lambda: run_checks(the_game, config, settings, log_dir=log,
+        report = trio.run(lambda: run_checks(the_game, config, settings, log_dir=log_dir,
                                              on_result=on_result))
     except BaseException as exc:
         if not interrupted(exc):

@@ -16,7 +16,7 @@ from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError
 from arbiter.games import GameError, Position, get_game, split_moves
 from arbiter.match import DEFAULT_TC, GameRecord, MoveRecord, play_engines
 
-from .app import app, fail, interrupted
+from .app import app, checked_log_dir, fail, interrupted
 
 #: exit status when the game could not be played (an engine failed to start)
 EXIT_NOT_PLAYED = 1
@@ -76,6 +76,7 @@ def play(
     except (GameError, TimeControlError) as exc:
         fail(str(exc))
     white, black = load_engine_configs(engine, engines_file)
+    log_dir = checked_log_dir(log)
 
     def on_move(record: MoveRecord, position: Position) -> None:
         if not as_json:
@@ -88,7 +89,7 @@ def play(
 
     async def run() -> GameRecord:
         return await play_engines(
-            the_game, white, black, log_dir=log, fen=fen, opening_moves=opening, tc=time_control,
+            the_game, white, black, log_dir=log_dir, fen=fen, opening_moves=opening, tc=time_control,
             timemargin_ms=timemargin, maxplies=maxplies, stall_ms=max(1, round(stall * 1000)),
             on_move=on_move)
 

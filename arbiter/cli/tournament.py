@@ -33,7 +33,7 @@ from arbiter.tournament import (
     tournament_standings,
 )
 
-from .app import app, fail
+from .app import app, checked_log_dir, fail
 
 #: exit statuses of a run (specs/tournament.md §Exit status)
 EXIT_ABORTED = 1
@@ -135,6 +135,7 @@ def _exit_for(result: RunResult) -> None:
 def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_json: bool,
                resume_id: int | None = None) -> None:
     """Find or create the tournament, play what is left, print the standings."""
+    checked_log_dir(config.log_dir)
     with _open_store(db) as store:
         if resume_id is not None:
             tournament_id, how = resume_id, "resume"
