@@ -421,6 +421,9 @@ class Tournament:
         self._abort: str | None = None
         self._interrupted = False
         self._stop_reason = ""  # why the run was stopped early (stop())
+        #: the PGN file could not be appended to: it is left alone from then on
+        self._pgn_error: str | None = None
+        self._pgn_error_told = False
         self._scope: trio.CancelScope | None = None
         self.started_at = 0.0
         #: the stored games' counts, one game added at a time (see Tally)
@@ -661,8 +664,15 @@ class Tournament:
                 opening=scheduled.opening.to_dict(), record=record.to_dict())
         except DuplicateGameError:
             return False
-        if self.config.pgn:
-            self._append_pgn(scheduled, record)
+        if self.config.pgn and self._pgn_error is None:
+            try:
+                self._append_pgn(scheduled, record)
+            except OSError as exc:  # a full disk, a file made read-only meanwhile ...
+                self._pgn_error = (f"cannot append to {self.config.pgn} ({exc.strerror}); no more "
+                                   "games are written to it, all are in the database "
+                                   "(arbiter export)")
+                self.store.add_event(self.tournament_id, "pgn-error", self._pgn_error,
+                                     key=scheduled.key)
         return True
 
     def _game_stored(self, scheduled: ScheduledGame, record: GameRecord) -> None:
@@ -676,6 +686,9 @@ class Tournament:
         self.standings = self._tally.standings(self.sprt)
         self._check_sprt()
         self.observer.game_finished(scheduled, record, self.standings)
+        if self._pgn_error is not None and not self._pgn_error_told:
+            self._pgn_error_told = True
+            self.observer.message(self._pgn_error)
 
     def _append_pgn(self, scheduled: ScheduledGame, record: GameRecord) -> None:
         per_round = self.total // self.config.rounds

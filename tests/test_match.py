@@ -529,6 +529,8 @@ def test_cli_play_engines_file_and_opening(tmp_path):
     (["-e", "nosuch", "-e", "cmd=y", "--engines", "/no/such.toml"], "cannot read"),
     (["-e", "cmd=x", "-e", "cmd=y", "--log", "/proc/no/such"],
      "--log /proc/no/such: cannot create the directory"),
+    (["-e", "cmd=x", "-e", "cmd=y", "--pgn", "/proc/no/such.pgn"],
+     "--pgn /proc/no/such.pgn: cannot append to it"),
 ])
 def test_cli_play_usage_errors(args, words):
     result = arbiter("play", "troll", *args)

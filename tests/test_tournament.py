@@ -341,6 +341,33 @@ def test_a_reader_going_away_stops_the_run_cleanly(tmp_path):
     assert processes_with(tag) == []
 
 
+def test_a_record_file_that_fails_mid_run_costs_no_game(tmp_path):
+    """`--pgn FILE` that stops taking appends during the run (a full disk;
+    here a link to nowhere put in its place, in one rename so that no append
+    can fall between): the run goes on, every game is in the database, the
+    failure is said once and kept as an event."""
+    db, pgn, gate = tmp_path / "g.db", tmp_path / "games.pgn", tmp_path / "gate"
+    proc = start("match", "troll", script("a", "gate.py", GATE=str(gate), GATE_AFTER="30"),
+                 spec("b"), "--games", "6", "-c", "1", "--pgn", str(pgn), "--db", str(db), *FAST,
+                 cwd=tmp_path)
+    try:
+        wait_for_games(db, 1, proc)
+        link = tmp_path / "link"
+        link.symlink_to(tmp_path / "no" / "such.pgn")
+        link.rename(pgn)  # appending to it now fails
+        gate.touch()
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        gate.touch()
+    assert proc.returncode == 0, err
+    assert count_games(db) == 6
+    assert out.count(f"note: cannot append to {pgn} (No such file or directory)") == 1
+    (kind, detail), = sqlite3.connect(db).execute(
+        "select kind, detail from events where kind = 'pgn-error'").fetchall()
+    assert "all are in the database" in detail
+
+
 def test_rerun_of_a_finished_tournament_and_new(tmp_path):
     db = tmp_path / "f.db"
     args = ["match", "troll", spec("a"), spec("b"), "--games", "2", "--db", str(db), *FAST]

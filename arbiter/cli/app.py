@@ -48,3 +48,17 @@ def checked_log_dir(path: str | None) -> str | None:
     if not os.access(path, os.W_OK | os.X_OK):
         fail(f"--log {path}: the directory is not writable")
     return path
+
+
+def checked_record_file(path: str | None) -> str | None:
+    """``--pgn FILE``: opened for appending once (made if missing, as each
+    game will be appended to it), else a clear error (exit 2) before any
+    engine starts."""
+    if path is None:
+        return None
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        fail(f"--pgn {path}: cannot append to it ({exc.strerror})")
+    return path

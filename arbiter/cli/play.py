@@ -16,7 +16,7 @@ from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError
 from arbiter.games import GameError, Position, get_game, split_moves
 from arbiter.match import DEFAULT_TC, GameRecord, MoveRecord, play_engines
 
-from .app import app, checked_log_dir, fail, interrupted
+from .app import app, checked_log_dir, checked_record_file, fail, interrupted
 
 #: exit status when the game could not be played (an engine failed to start)
 EXIT_NOT_PLAYED = 1
@@ -77,6 +77,7 @@ def play(
         fail(str(exc))
     white, black = load_engine_configs(engine, engines_file)
     log_dir = checked_log_dir(log)
+    checked_record_file(pgn)
 
     def on_move(record: MoveRecord, position: Position) -> None:
         if not as_json:
@@ -103,7 +104,11 @@ def play(
         print("arbiter: interrupted; engines stopped", file=sys.stderr)
         raise typer.Exit(130) from None
     if pgn:
-        records.append_game(pgn, record, {"Event": "arbiter play", "Site": "?", "Round": "1.1"})
+        try:
+            records.append_game(pgn, record, {"Event": "arbiter play", "Site": "?", "Round": "1.1"})
+        except OSError as exc:
+            fail(f"--pgn {pgn}: cannot append the game ({exc.strerror}); it ended "
+                 f"{record.result} ({record.termination})", 1)
     if as_json:
         typer.echo(json.dumps(record.to_dict(), indent=2))
         return

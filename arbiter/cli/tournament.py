@@ -33,7 +33,7 @@ from arbiter.tournament import (
     tournament_standings,
 )
 
-from .app import app, checked_log_dir, fail
+from .app import app, checked_log_dir, checked_record_file, fail
 
 #: exit statuses of a run (specs/tournament.md §Exit status)
 EXIT_ABORTED = 1
@@ -136,6 +136,7 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
                resume_id: int | None = None) -> None:
     """Find or create the tournament, play what is left, print the standings."""
     checked_log_dir(config.log_dir)
+    checked_record_file(config.pgn)
     with _open_store(db) as store:
         if resume_id is not None:
             tournament_id, how = resume_id, "resume"
