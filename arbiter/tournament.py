@@ -538,7 +538,7 @@ class Tournament:
             self._scope.cancel()
 
     async def _watch_signals(self) -> None:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
             async for signum in signals:
                 self.stop(signal.Signals(signum).name)
                 return

@@ -556,9 +556,12 @@ def test_cli_play_handshake_failure():
     assert "the game was not played" in result.stderr and "Traceback" not in result.stderr
 
 
-def test_cli_ctrl_c_stops_engines(tmp_path):
-    """SIGINT to `arbiter play` mid-search: exit 130, no engine process left
-    (specs/match.md §Engine processes, shutdown on every path out)."""
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_cli_ctrl_c_stops_engines(tmp_path, signame):
+    """SIGINT, SIGTERM or SIGHUP to `arbiter play` mid-search: exit 130, no
+    engine process left, also of an engine that ignores `quit`, the end of
+    its input and SIGTERM (specs/match.md §Engine processes, shutdown on
+    every path out)."""
     import os
     import signal
     import time
@@ -577,7 +580,7 @@ def test_cli_ctrl_c_stops_engines(tmp_path):
             time.sleep(0.05)
         else:
             pytest.fail("the game never started")
-        process.send_signal(signal.SIGINT)
+        process.send_signal(getattr(signal, signame))
         out, err = process.communicate(timeout=60)
     finally:
         if process.poll() is None:  # the test failed: still let the arbiter clean up

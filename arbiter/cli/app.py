@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
-from typing import NoReturn
+from typing import Awaitable, Callable, NoReturn, TypeVar
 
+import trio
 import typer
+
+from arbiter.engine import sole_exception
 
 app = typer.Typer(
     name="arbiter",
@@ -62,3 +66,32 @@ def checked_record_file(path: str | None) -> str | None:
     except OSError as exc:
         fail(f"--pgn {path}: cannot append to it ({exc.strerror})")
     return path
+
+
+T = TypeVar("T")
+
+
+def run_interruptible(main: Callable[[], Awaitable[T]]) -> T:
+    """``trio.run(main)``, ended by SIGTERM and SIGHUP as by Ctrl-C: ``main``
+    is cancelled, its engines are shut down (``Engine.aclose`` is shielded
+    from the cancellation), and a KeyboardInterrupt comes out (see
+    :func:`interrupted`).  Left to their default, those signals end the
+    process at once, and an engine that ignores the end of its input would
+    outlive it."""
+
+    async def guarded() -> T:
+        try:
+            async with trio.open_nursery() as nursery:
+                async def watch() -> None:
+                    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
+                        async for _ in signals:
+                            raise KeyboardInterrupt
+
+                nursery.start_soon(watch)
+                result = await main()
+                nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:  # what main raised, not a group around it
+            raise sole_exception(group) from None
+        return result
+
+    return trio.run(guarded)

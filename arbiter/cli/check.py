@@ -11,7 +11,6 @@ import json
 import sys
 from typing import Optional
 
-import trio
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -22,7 +21,7 @@ from arbiter.check_positions import PositionDataError, positions
 from arbiter.enginespec import DEFAULT_ENGINES_FILE
 from arbiter.games import GameError, get_game
 
-from .app import app, checked_log_dir, fail, interrupted
+from .app import app, checked_log_dir, fail, interrupted, run_interruptible
 from .play import load_engine_configs
 
 #: exit status when a mandatory check failed
@@ -142,7 +141,7 @@ def check(
                           f"{result.status.value}")
 
     try:
-        report = trio.run(lambda: run_checks(the_game, config, settings, log_dir=log_dir,
+        report = run_interruptible(lambda: run_checks(the_game, config, settings, log_dir=log_dir,
                                              on_result=on_result))
     except BaseException as exc:
         if not interrupted(exc):

@@ -6,7 +6,6 @@ import json
 import sys
 from typing import List, Optional
 
-import trio
 import typer
 
 from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
@@ -16,7 +15,7 @@ from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError
 from arbiter.games import GameError, Position, get_game, split_moves
 from arbiter.match import DEFAULT_TC, GameRecord, MoveRecord, play_engines
 
-from .app import app, checked_log_dir, checked_record_file, fail, interrupted
+from .app import app, checked_log_dir, checked_record_file, fail, interrupted, run_interruptible
 
 #: exit status when the game could not be played (an engine failed to start)
 EXIT_NOT_PLAYED = 1
@@ -95,7 +94,7 @@ def play(
             on_move=on_move)
 
     try:
-        record = trio.run(run)
+        record = run_interruptible(run)
     except EngineStartError as exc:
         fail(f"handshake-failure: {exc}; the game was not played", EXIT_NOT_PLAYED)
     except BaseException as exc:
