@@ -73,18 +73,23 @@ class Store:
     """A results database at ``path`` (created with its schema if missing).
 
     ``readonly=True`` never creates or changes anything (for ``standings``)
-    and raises :class:`StoreError` if the file is not there.
+    and raises :class:`StoreError` if the file is not there.  A write that
+    waits more than ``busy_timeout`` seconds for another writer raises
+    ``sqlite3.OperationalError`` (a run then aborts cleanly).
     """
 
-    def __init__(self, path: str | Path = DEFAULT_DB, *, readonly: bool = False):
+    def __init__(self, path: str | Path = DEFAULT_DB, *, readonly: bool = False,
+                 busy_timeout: float = 30.0):
         self.path = Path(path)
         self._lock = threading.RLock()
         if readonly and not self.path.exists():
             raise StoreError(f"no database at {self.path}")
         try:
-            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            # busy_timeout: how long a write waits for another writer (a second
+            # run, a tool holding a transaction) before it fails
+            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=busy_timeout)
             self.db = Database(conn)
-            self.db.execute("PRAGMA busy_timeout = 30000")
+            self.db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             if not readonly:
                 self.db.enable_wal()
                 # NORMAL in WAL mode: a committed game survives any crash of

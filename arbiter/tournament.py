@@ -31,9 +31,10 @@ import json
 import math
 import os
 import signal
+import sqlite3
 import tomllib
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 import trio
 
@@ -55,6 +56,8 @@ from arbiter.schedule import (
     parse_openings,
 )
 from arbiter.standings import Standings, Tally, compute_standings
+
+_T = TypeVar("_T")
 from arbiter.store import ABORTED, FINISHED, INTERRUPTED, RUNNING, DuplicateGameError, Store
 
 __all__ = [
@@ -514,7 +517,10 @@ class Tournament:
         else:  # nothing left to hand out, yet games missing: cannot happen
             status, note = INTERRUPTED, "stopped early"
         with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(self._record_end, status, note)
+            try:
+                await trio.to_thread.run_sync(self._record_end, status, note)
+            except sqlite3.Error as exc:  # the database that made the run stop, often
+                note += f" (and this status could not be stored: {exc})"
         result = RunResult(self.tournament_id, status, note, self.played, self.done, self.total,
                            self.standings, abandoned)
         self.observer.stopped(result)
@@ -549,7 +555,7 @@ class Tournament:
             await trio.sleep(1)
 
     def _fatal(self, message: str) -> None:
-        """Abort the whole run (a second handshake failure)."""
+        """Abort the whole run (a second handshake failure, a failing database)."""
         if self._abort is None:
             self._abort = message
             self.observer.message(f"aborting: {message}")
@@ -572,7 +578,10 @@ class Tournament:
                     if record is None:
                         return  # aborted
                     with trio.CancelScope(shield=True):  # a finished game is always stored
-                        stored = await trio.to_thread.run_sync(self._store_game, scheduled, record)
+                        stored = await self._write(f"storing game {scheduled.key}",
+                                                   lambda: self._store_game(scheduled, record))
+                        if stored is None:
+                            return  # the run is aborting; the game is replayed on resume
                         del self.running[scheduled.key]
                         if stored:
                             self._game_stored(scheduled, record)
@@ -596,9 +605,10 @@ class Tournament:
                 held.clear()
                 detail = f"game {scheduled.key} not played: {exc}"
                 failed = exc.engine
-                await trio.to_thread.run_sync(
-                    lambda: self.store.add_event(self.tournament_id, "handshake-failed", detail,
-                                                 engine=failed, key=scheduled.key))
+                await self._write("recording a failed handshake", lambda: self.store.add_event(
+                    self.tournament_id, "handshake-failed", detail, engine=failed, key=scheduled.key))
+                if self._abort:
+                    return None
                 if attempt == 1:
                     self.observer.message(f"handshake-failure: {detail}; retrying with a fresh process")
                 else:
@@ -649,10 +659,21 @@ class Tournament:
                     detail = (f"engine {name!r} restarted after game {scheduled.key} "
                               f"({record.termination}): {reason}")
                     self.observer.message(detail)
-                    await trio.to_thread.run_sync(
-                        lambda: self.store.add_event(self.tournament_id, "restart", detail,
-                                                     engine=name, key=scheduled.key))
+                    await self._write("recording a restart", lambda: self.store.add_event(
+                        self.tournament_id, "restart", detail, engine=name, key=scheduled.key))
                 await held.pop(name).close()
+
+    async def _write(self, what: str, write: Callable[[], _T]) -> _T | None:
+        """A write to the database from a worker, in a thread.  A database
+        that fails (locked beyond the busy timeout, a full disk, an I/O
+        error) aborts the run cleanly instead of crashing it: the games
+        stored before stay, and a resume plays the rest.  None if it failed."""
+        try:
+            return await trio.to_thread.run_sync(write)
+        except sqlite3.Error as exc:
+            self._fatal(f"the database failed while {what} ({exc}); the games stored before "
+                        "are kept, and running the same command again plays the rest")
+            return None
 
     def _store_game(self, scheduled: ScheduledGame, record: GameRecord) -> bool:
         """In a worker thread: the game in one transaction, then the PGN file.

@@ -368,6 +368,40 @@ def test_a_record_file_that_fails_mid_run_costs_no_game(tmp_path):
     assert "all are in the database" in detail
 
 
+async def test_a_failing_database_aborts_the_run_cleanly(tmp_path):
+    """specs/storage.md §Durability: when a write fails (here another
+    connection holds the database past the busy timeout; a full disk is the
+    same), the run aborts instead of crashing: the games stored before stay,
+    the game that could not be stored is abandoned (replayed on resume), the
+    engines are ended, the reason is the note."""
+    from arbiter.engine import EngineConfig
+    from arbiter.tournament import Observer, Tournament, TournamentConfig, open_tournament
+
+    db = tmp_path / "locked.db"
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    engines = [EngineConfig(cmd=f"{PY} -m sample_engines.random", name=name, env={"TAG": tag})
+               for name in ("a", "b")]
+    config = TournamentConfig(game="troll", engines=engines, games=6, tc="depth=1")
+    holder = sqlite3.connect(db, isolation_level=None)
+
+    class LockAfterTheFirstGame(Observer):
+        def game_finished(self, game, record, standings):
+            if standings.games == 1:
+                holder.execute("BEGIN EXCLUSIVE")  # every write now waits, then fails
+
+    with Store(db, busy_timeout=0.2) as store:
+        tournament_id, _ = open_tournament(store, config)
+        result = await Tournament(config, store, tournament_id,
+                                  observer=LockAfterTheFirstGame()).run()
+    holder.rollback()
+    assert result.status == "aborted"
+    assert "the database failed while storing game" in result.note
+    assert "database is locked" in result.note and "running the same command again" in result.note
+    assert len(result.abandoned) == 1
+    assert count_games(db) == 1
+    assert processes_with(tag) == []
+
+
 def test_rerun_of_a_finished_tournament_and_new(tmp_path):
     db = tmp_path / "f.db"
     args = ["match", "troll", spec("a"), spec("b"), "--games", "2", "--db", str(db), *FAST]

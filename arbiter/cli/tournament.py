@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 from typing import Any, List, Optional
 
@@ -99,6 +100,8 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
         return trio.run(tournament.run)
     except TournamentBusyError as exc:
         fail(f"{exc}; nothing was started", EXIT_BUSY)
+    except sqlite3.Error as exc:  # before the first game (a failure during the run aborts it)
+        fail(f"{store.path}: the database failed ({exc}); nothing was played", EXIT_ABORTED)
     except KeyboardInterrupt:  # a second Ctrl-C during the clean stop
         print("arbiter: interrupted again; stopped", file=sys.stderr)
         raise typer.Exit(EXIT_INTERRUPTED)
@@ -106,10 +109,15 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
 
 def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
     """The standings at the end of a run, on stdout (if anybody still reads it)."""
-    tournament = store.tournament(tournament_id)
-    assert tournament is not None
-    tournament["running_now"] = store.run_active(tournament_id)
-    standings = tournament_standings(store, tournament)
+    try:
+        tournament = store.tournament(tournament_id)
+        assert tournament is not None
+        tournament["running_now"] = store.run_active(tournament_id)
+        standings = tournament_standings(store, tournament)
+    except sqlite3.Error as exc:
+        print(f"arbiter: error: {store.path}: cannot read the standings ({exc}); "
+              "`arbiter standings` shows them once the database answers", file=sys.stderr)
+        return
     try:
         if as_json:
             typer.echo(json.dumps(_standings_json(tournament, standings), indent=2))
