@@ -297,6 +297,17 @@ class IOLog:
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
+def log_dir_problem(log_dir: str) -> str | None:
+    """Why engine I/O logs cannot go into ``log_dir`` (made if missing), or None."""
+    try:
+        os.makedirs(log_dir, exist_ok=True)
+    except OSError as exc:
+        return f"cannot create the directory ({exc.strerror})"
+    if not os.access(log_dir, os.W_OK | os.X_OK):
+        return "the directory is not writable"
+    return None
+
+
 def _log_path(log_dir: str, label: str, pid: int) -> str:
     name = _UNSAFE.sub("_", label).strip("_") or "engine"
     return os.path.join(log_dir, f"{name}-{pid}.log")
@@ -424,14 +435,10 @@ class Engine:
         if cwd is not None and not os.path.isdir(cwd):
             raise EngineStartError(self.name, f"working directory {cwd!r} does not exist")
         if self._log_dir is not None:  # before the process exists: nothing to clean up
-            try:
-                os.makedirs(self._log_dir, exist_ok=True)
-            except OSError as exc:
-                raise EngineStartError(self.name, f"cannot write its I/O log into {self._log_dir!r} "
-                                                  f"({exc.strerror})") from None
-            if not os.access(self._log_dir, os.W_OK | os.X_OK):
-                raise EngineStartError(self.name, f"cannot write its I/O log into {self._log_dir!r} "
-                                                  "(not writable)")
+            problem = log_dir_problem(self._log_dir)
+            if problem is not None:
+                raise EngineStartError(self.name, f"cannot write its I/O log into {self._log_dir!r}: "
+                                                  f"{problem}")
         try:
             self._process = await trio.lowlevel.open_process(
                 argv, stdin=-1, stdout=-1, stderr=-1, cwd=cwd, env=env,

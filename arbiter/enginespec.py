@@ -164,15 +164,21 @@ def _named(name: str, engines: dict[str, EngineConfig] | None, engines_file: str
     return engines[name]
 
 
-def load_engines_file(path: str) -> dict[str, EngineConfig]:
-    """The ``[engines.NAME]`` tables of a TOML file, checked."""
+def read_toml(path: str, error: type[Exception] = EngineSpecError) -> dict[str, Any]:
+    """The data of a TOML file, or ``error("<path>: why")`` when it cannot be
+    read or is not TOML (engines files, tournament config files)."""
     try:
         with open(path, "rb") as file:
-            data = tomllib.load(file)
+            return tomllib.load(file)
     except OSError as exc:
-        raise EngineSpecError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise EngineSpecError(f"{path}: not valid TOML: {exc}") from None
+        raise error(f"{path}: not valid TOML: {exc}") from None
+
+
+def load_engines_file(path: str) -> dict[str, EngineConfig]:
+    """The ``[engines.NAME]`` tables of a TOML file, checked."""
+    data = read_toml(path)
     tables = data.get("engines", {})
     if not isinstance(tables, dict):
         raise EngineSpecError(f"{path}: 'engines' must be a table of [engines.NAME] tables")

@@ -32,7 +32,6 @@ import math
 import os
 import signal
 import sqlite3
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
@@ -41,7 +40,7 @@ import trio
 from arbiter import records
 from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
 from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
-from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
+from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec, read_toml
 from arbiter.games import GameError, get_game
 from arbiter.match import DEFAULT_TC, GameRecord, play_game
 from arbiter.rating import SPRT, SPRTConfigError
@@ -220,13 +219,7 @@ def load_config_file(path: str) -> dict[str, Any]:
     Returns a dict of :data:`CONFIG_KEYS` (``engine`` already parsed into
     :class:`EngineConfig` objects, against the file's own ``[engines.NAME]``
     tables); :class:`ConfigError` names the file and key at fault."""
-    try:
-        with open(path, "rb") as file:
-            data = tomllib.load(file)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    data = read_toml(path, ConfigError)
     base = os.path.dirname(path)
     values: dict[str, Any] = {}
     for key, value in data.items():

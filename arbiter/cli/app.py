@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from typing import Awaitable, Callable, NoReturn, TypeVar
@@ -10,7 +9,7 @@ from typing import Awaitable, Callable, NoReturn, TypeVar
 import trio
 import typer
 
-from arbiter.engine import sole_exception
+from arbiter.engine import log_dir_problem, sole_exception
 
 app = typer.Typer(
     name="arbiter",
@@ -43,14 +42,10 @@ def interrupted(exc: BaseException) -> bool:
 def checked_log_dir(path: str | None) -> str | None:
     """``--log DIR``: made if missing, else a clear error (exit 2) before
     any engine starts."""
-    if path is None:
-        return None
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as exc:
-        fail(f"--log {path}: cannot create the directory ({exc.strerror})")
-    if not os.access(path, os.W_OK | os.X_OK):
-        fail(f"--log {path}: the directory is not writable")
+    if path is not None:
+        problem = log_dir_problem(path)
+        if problem is not None:
+            fail(f"--log {path}: {problem}")
     return path
 
 
