@@ -388,8 +388,7 @@ class _Game:
         self.position = after
         self._search = None
         self.plies += 1
-        if self._unrecorded is not None:  # (never, as run() records on every path)
-            self._record()
+        assert self._unrecorded is None  # recorded after each go, and before _overtime's ply
         self._unrecorded = (move, search.name, elapsed_ms, clock.remaining_ms, reply, after)
 
     def _record(self) -> None:

@@ -313,11 +313,10 @@ def match(
     run_config(config, db, new=new, plain=plain, as_json=as_json)
 
 
-def _status_shown(store: Store, tournament: dict[str, Any]) -> str:
+def _status_shown(status: str, running_now: bool) -> str:
     """The stored status, said plainly when it is ``running`` but no run
     holds the tournament (a run killed with SIGKILL, or a crashed machine)."""
-    status = tournament["status"]
-    if status == RUNNING and not store.run_active(tournament["id"]):
+    if status == RUNNING and not running_now:
         return "running, but no run is alive (killed?): run it again to resume"
     return status
 
@@ -341,18 +340,18 @@ def standings(
     """Standings of a tournament, also while it is running."""
     with _open_store(db, readonly=True) as store:
         if list_all:
-            rows = store.tournaments()
+            rows = [{**r, "done": store.count_games(r["id"]), "running_now": store.run_active(r["id"])}
+                    for r in store.tournaments()]
             if as_json:
                 typer.echo(json.dumps([{k: r[k] for k in ("id", "name", "game", "format", "status",
-                                                          "total_games", "created")}
-                                       | {"done": store.count_games(r["id"]),
-                                          "running_now": store.run_active(r["id"])}
+                                                          "total_games", "created", "done",
+                                                          "running_now")}
                                        for r in rows], indent=2))
             else:
                 for r in rows:
                     typer.echo(f"{r['id']:>4}  {r['name']:<30} {r['game']:<9} "
-                               f"{store.count_games(r['id'])}/{r['total_games']} games  "
-                               f"{_status_shown(store, r)}")
+                               f"{r['done']}/{r['total_games']} games  "
+                               f"{_status_shown(r['status'], r['running_now'])}")
             return
         tournament = (store.tournament(tournament_id) if tournament_id is not None
                       else store.latest_tournament())
@@ -361,7 +360,7 @@ def standings(
                  else f"{db}: no tournaments yet")
         table = tournament_standings(store, tournament)
         tournament = {**tournament, "running_now": store.run_active(tournament["id"])}
-        shown = {**tournament, "status": _status_shown(store, tournament)}
+        shown = {**tournament, "status": _status_shown(tournament["status"], tournament["running_now"])}
     if as_json:
         typer.echo(json.dumps(_standings_json(tournament, table), indent=2))
     else:
