@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import enum
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Awaitable, Callable
 
 import trio
 
@@ -52,13 +52,12 @@ from arbiter.check_probe import (
     describe_fault,
     leftovers,
 )
-from arbiter.clock import Clock, TimeControl, go_fields
+from arbiter.clock import Clock, TimeControl
 from arbiter.engine import EngineConfig, EngineError, EngineTimeouts
-from arbiter.procs import cmdline, descendants, proc_table
 from arbiter.games import Game, IllegalMoveError, Position, get_game, play_moves
+from arbiter.procs import cmdline, descendants, proc_table
 from protocol import limits
 from protocol.codec import ProtocolError
-from protocol.sdk import query_answer
 from protocol.messages import (
     GAME_OPTION,
     ArbiterMessage,
@@ -75,6 +74,8 @@ from protocol.messages import (
     UgiNewGame,
     UgiOk,
 )
+from protocol.sdk import query_answer
+from protocol.search import go_message
 
 __all__ = ["Status", "CheckSettings", "CheckResult", "CheckReport", "CHECKS", "run_checks",
            "check_engine"]
@@ -203,7 +204,7 @@ class _Failed(Exception):
 
 @dataclass
 class _Context:
-    spec: "CheckSpec"
+    spec: CheckSpec
     problems: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -217,7 +218,7 @@ class _Context:
         self.problems.append(text)
         self.focus.extend(line for line in lines if line is not None)
 
-    def fail(self, text: str, *lines: Line | None) -> "_Failed":
+    def fail(self, text: str, *lines: Line | None) -> _Failed:
         self.problem(text, *lines)
         return _Failed(text)
 
@@ -241,10 +242,10 @@ class CheckSpec:
     expected: str
     mandatory: bool
     needs: str
-    run: Callable[["_Checker", _Context], Awaitable[None]]
+    run: Callable[[_Checker, _Context], Awaitable[None]]
     searches: int = 2  # rough number of waits, for the safety deadline
 
-    def expected_text(self, checker: "_Checker") -> str:
+    def expected_text(self, checker: _Checker) -> str:
         return self.expected.format(**checker.format_values())
 
 
@@ -253,7 +254,7 @@ CHECKS: list[CheckSpec] = []
 
 def _check(name: str, title: str, expected: str, *, mandatory: bool = True, needs: str = "game",
            searches: int = 2):
-    def register(fn: Callable[["_Checker", _Context], Awaitable[None]]):
+    def register(fn: Callable[[_Checker, _Context], Awaitable[None]]):
         CHECKS.append(CheckSpec(name, title, expected, mandatory, needs, fn, searches))
         return fn
     return register
@@ -536,7 +537,7 @@ class _Checker:
         verdict = "ok"
         while pos.outcome() is None and len(moves) < plies:
             mover = pos.to_move
-            go = Go(**go_fields(clocks[mover], clocks[mover.other], mover is self.game.first))  # type: ignore[arg-type]
+            go = go_message(clocks[mover].limits(clocks[mover.other]), mover is self.game.first)
             answer = await self.search(probe, ctx, pos, SetPosition(None, tuple(moves)), go,
                                        f"{label}, ply {len(moves) + 1} ({mover.value})")
             if answer.verdict != "ok":
@@ -1203,7 +1204,7 @@ async def _repeat(checker: _Checker, ctx: _Context) -> None:
         rounds.append(verdicts)
         ctx.notes.extend(round_ctx.notes)
     differences = [f"{label}: round 1 {_verdict(a)}, round 2 {_verdict(b)}"
-                   for label, a, b in zip(labels, rounds[0], rounds[1]) if a != b]
+                   for label, a, b in zip(labels, rounds[0], rounds[1], strict=False) if a != b]
     if differences:
         ctx.problem(f"the rounds differ in {len(differences)} place(s), so the engine's behaviour "
                     f"depends on what it did before; {differences[0]}")

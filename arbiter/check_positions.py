@@ -25,8 +25,8 @@ from __future__ import annotations
 import functools
 import random
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from arbiter.games import GAME_NAMES, Color, Game, Position, get_game, play_moves
 
@@ -333,7 +333,7 @@ def positions(game: str, quick: bool = False) -> list[CheckPosition]:
     return [e for e in entries if e.quick] if quick else list(entries)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _verified(game: str) -> tuple[CheckPosition, ...]:
     entries = tuple(CheckPosition(game, feature, tuple(moves.split()), feature in QUICK_FEATURES[game])
                     for feature, moves in _DATA[game]["positions"])

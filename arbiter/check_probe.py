@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import trio
 
 from arbiter.engine import Engine, EngineConfig, EngineTimeouts
-from arbiter.procs import proc_table
 from arbiter.games import IllegalMoveError, Position
+from arbiter.procs import proc_table
 from protocol.codec import LineSplitter, ProtocolError, parse_engine_line
 from protocol.messages import ArbiterMessage, BestMove, Go, Info, OptionDecl
 from protocol.session import EngineSession, SessionState

@@ -29,6 +29,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from protocol.search import SearchLimits
+
 #: how long an engine without a clock (depth/nodes/inf) may search before the
 #: arbiter sends ``stop``: generous, so only a hung engine ever reaches it.
 DEFAULT_STALL_MS = 60_000
@@ -104,7 +106,7 @@ class TimeControl:
 
     @classmethod
     @lru_cache(maxsize=256)  # a TimeControl is immutable: one parse per spelling (per game before)
-    def parse(cls, text: str) -> "TimeControl":
+    def parse(cls, text: str) -> TimeControl:
         """Parse cutechess syntax (see the module docstring); TimeControlError if bad."""
         whole = text
         terms = [t.strip() for t in text.replace(" ", ",").split(",") if t.strip()]
@@ -190,13 +192,6 @@ class Clock:
         #: time left on the clock (ms); None without a game clock
         self.remaining_ms: float | None = float(tc.base_ms) if tc.base_ms is not None else None
         self.moves_played = 0
-        # The time control's figures, read every ply by stop() and go_fields()
-        # (attribute reads rather than the dataclass's properties).
-        self._timed = tc.is_timed
-        self._inc_ms = tc.inc_ms
-        self._period = tc.moves
-        #: a game clock and nothing else (no period, depth or nodes): go_fields' fast case
-        self._plain = tc.base_ms is not None and not tc.moves and tc.depth is None and tc.nodes is None
 
     @property
     def moves_to_go(self) -> int | None:
@@ -228,70 +223,36 @@ class Clock:
         Otherwise: time is taken off (never below zero: the margin is grace,
         not debt), then the increment is added, then, at the end of a
         ``moves`` period, the base time again."""
-        remaining = self.remaining_ms
-        if remaining is None:  # no game clock: is_over_time() without the calls
-            if self._timed and elapsed_ms > self.tc.movetime_ms + self.timemargin_ms:  # type: ignore[operator]
-                return False
-            self.moves_played += 1
-            return True
-        if elapsed_ms > (remaining if remaining > 0.0 else 0.0) + self.timemargin_ms:
-            return False  # the same test as is_over_time(), inline (it runs every ply)
+        if self.is_over_time(elapsed_ms):
+            return False
         self.moves_played += 1
-        remaining -= elapsed_ms
-        if remaining < 0.0:
-            remaining = 0.0
-        remaining += self._inc_ms
-        if self._period and self.moves_played % self._period == 0:
-            remaining += self.tc.base_ms  # type: ignore[operator]
-        self.remaining_ms = remaining
+        if self.remaining_ms is not None and self.tc.base_ms is not None:
+            remaining = max(self.remaining_ms - elapsed_ms, 0.0) + self.tc.inc_ms
+            if self.tc.moves and self.moves_played % self.tc.moves == 0:
+                remaining += self.tc.base_ms
+            self.remaining_ms = remaining
         return True
 
     def clock_ms(self) -> int | None:
         """Time left, whole ms (what records show); None without a clock."""
         return None if self.remaining_ms is None else int(self.remaining_ms)
 
+    def limits(self, opponent: Clock) -> SearchLimits:
+        """What this side's next search may use, in the clock's words
+        (:mod:`protocol.search` turns it into a ``go`` line).
 
-_KEYS = {True: ("p1time", "p1inc", "p2time", "p2inc"), False: ("p2time", "p2inc", "p1time", "p1inc")}
-
-
-def go_fields(mover: Clock, opponent: Clock, mover_is_p1: bool) -> dict[str, int | bool]:
-    """The keyword fields of the protocol's ``Go`` for the side to move.
-
-    The mover's time control decides the kind of search: a clock gives both
-    clocks (``p1time``/``p2time``, ``p1inc``/``p2inc``; the opponent's only if
-    he has a clock too) and ``movestogo``; ``st=`` gives ``movetime``; depth
-    and nodes limits are added as given; nothing at all gives ``infinite``.
-    p1 is the side that moves first in the game (Black in Atoll)."""
-    mine, theirs = mover.remaining_ms, opponent.remaining_ms
-    if mover._plain and theirs is not None and mine is not None:
-        # The usual case, a dict display in the protocol's order (every ply
-        # of every game comes here): both on a clock, no period, no limits.
-        mine, theirs = int(mine), int(theirs)
-        if mover_is_p1:
-            return {"p1time": mine if mine > 0 else 0, "p2time": theirs if theirs > 0 else 0,
-                    "p1inc": mover._inc_ms, "p2inc": opponent._inc_ms}
-        return {"p1time": theirs if theirs > 0 else 0, "p2time": mine if mine > 0 else 0,
-                "p1inc": opponent._inc_ms, "p2inc": mover._inc_ms}
-    my_time, my_inc, their_time, their_inc = _KEYS[mover_is_p1]
-    tc = mover.tc
-    fields: dict[str, int | bool]
-    if mover.remaining_ms is not None:
-        mine = int(mover.remaining_ms)
-        fields = {my_time: mine if mine > 0 else 0, my_inc: mover._inc_ms}
-        if opponent.remaining_ms is not None:
-            theirs = int(opponent.remaining_ms)
-            fields[their_time] = theirs if theirs > 0 else 0
-            fields[their_inc] = opponent._inc_ms
-        if mover._period is not None:  # moves_to_go
-            fields["movestogo"] = mover._period - mover.moves_played % mover._period
-    elif tc.movetime_ms is not None:
-        fields = {"movetime": tc.movetime_ms}
-    else:
-        fields = {}
-    if tc.depth is not None:
-        fields["depth"] = tc.depth
-    if tc.nodes is not None:
-        fields["nodes"] = tc.nodes
-    if not fields:
-        fields["infinite"] = True
-    return fields
+        This side's time control decides the kind of search: a clock gives
+        both clocks (the opponent's only if it has one too) and, with a
+        ``moves/time`` period, the moves left in it; ``st=`` gives a movetime;
+        depth and nodes limits are added as given; nothing at all is an
+        infinite search.  Times never go below zero."""
+        tc = self.tc
+        time_ms = inc_ms = their_time = their_inc = movetime = None
+        if self.remaining_ms is not None:
+            time_ms, inc_ms = max(int(self.remaining_ms), 0), tc.inc_ms
+            if opponent.remaining_ms is not None:
+                their_time, their_inc = max(int(opponent.remaining_ms), 0), opponent.tc.inc_ms
+        elif tc.movetime_ms is not None:
+            movetime = tc.movetime_ms
+        return SearchLimits(time_ms, inc_ms, their_time, their_inc, self.moves_to_go, movetime,
+                            tc.depth, tc.nodes)

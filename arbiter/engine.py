@@ -39,9 +39,10 @@ import select
 import shlex
 import signal
 from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Callable, Iterable, TextIO
+from typing import TextIO
 
 import trio
 
@@ -65,6 +66,7 @@ from protocol.messages import (
     UgiNewGame,
     UgiOk,
 )
+from protocol.search import SearchLimits
 from protocol.session import EngineSession, SessionState
 
 __all__ = [
@@ -843,15 +845,16 @@ class Engine:
         except EngineFaultError as exc:
             raise EngineStartError(self.name, exc.reason) from None
 
-    async def go(self, position: SetPosition | bytes, go: Go | dict[str, int | bool],
+    async def go(self, position: SetPosition | bytes, limits: Go | SearchLimits, mover_is_p1: bool = True,
                  on_block: Callable[[], None] | None = None) -> float:
-        """Write ``position`` and ``go`` in one write; returns the time the
-        write finished (the clock starts then).  ``on_block``: see :meth:`_write`.
+        """Write ``position`` and the ``go`` for ``limits`` in one write;
+        returns the time the write finished (the clock starts then).
+        ``on_block``: see :meth:`_write`.
 
         The match's hot path passes ready-made bytes for the position line
-        (it appends each move to the line instead of rebuilding it) and the
-        ``go`` fields as a dict of ints it computed (:func:`arbiter.clock.go_fields`),
-        which :meth:`EngineSession.send_go` formats without a message object."""
+        (:class:`protocol.search.PositionLine`) and the clock's
+        :class:`~protocol.search.SearchLimits`, which the session formats
+        (``mover_is_p1`` says whose ``p1time`` is whose)."""
         poller = self._poller
         if poller is not None and poller.poll(0):  # it wrote while nobody waited
             self._read_nowait()
@@ -861,10 +864,10 @@ class Engine:
             data = position
         else:
             data = self.session.send(position)
-        if isinstance(go, Go):
-            data += self.session.send(go)
+        if isinstance(limits, Go):
+            data += self.session.send(limits)
         else:
-            data += self.session.send_go(go)
+            data += self.session.send_go(limits, mover_is_p1)
         if self.fault is None and self._log is None:
             # _write's usual case inline: the whole of it in one os.write
             try:

@@ -16,14 +16,15 @@ scope whose deadline comes from the clock, so no engine can hold a game up.
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack, suppress
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 import trio
 
-from arbiter.clock import DEFAULT_STALL_MS, Clock, TimeControl, go_fields
+from arbiter.clock import DEFAULT_STALL_MS, Clock, TimeControl
 from arbiter.engine import (
     Engine,
     EngineConfig,
@@ -36,7 +37,7 @@ from arbiter.engine import (
     open_engine,
 )
 from arbiter.games import Color, Game, IllegalMoveError, Position, get_game, result_for
-from protocol.messages import SetPosition
+from protocol.search import PositionLine
 
 __all__ = [
     "MatchTermination", "MoveRecord", "GameRecord", "play_game", "play_engines",
@@ -80,7 +81,7 @@ class MoveRecord:
     pv: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "MoveRecord":
+    def from_dict(cls, data: dict[str, Any]) -> MoveRecord:
         return cls(**{k: data.get(k) for k in (
             "move", "color", "time_ms", "clock_ms", "engine_time_ms", "score", "depth", "nodes")},
             pv=list(data.get("pv") or []))
@@ -131,7 +132,7 @@ class GameRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "GameRecord":
+    def from_dict(cls, data: dict[str, Any]) -> GameRecord:
         values = dict(data)
         values["moves"] = [MoveRecord.from_dict(m) for m in data.get("moves") or []]
         known = cls.__dataclass_fields__
@@ -139,7 +140,7 @@ class GameRecord:
 
 
 def _utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _side(color: Color) -> str:
@@ -223,14 +224,13 @@ class _Game:
     search in progress (:meth:`_overtime`) and opens a new scope."""
 
     def __init__(self, game: Game, engines: dict[Color, Engine], clocks: dict[Color, Clock],
-                 position: Position, base_line: str, opening_plies: int, maxplies: int | None,
+                 position: Position, line: PositionLine, opening_plies: int, maxplies: int | None,
                  on_move: Callable[[MoveRecord, Position], None] | None):
         self.game = game
         self.engines = engines
         self.clocks = clocks
         self.position = position
-        self.line = base_line  # `position ...` so far; moves appended as played
-        self.has_moves = " moves" in base_line
+        self.line = line  # `position ...` so far; moves appended as played
         self.opening_plies = opening_plies
         self.maxplies = maxplies
         self.on_move = on_move
@@ -316,11 +316,11 @@ class _Game:
                 self.check_faults()
             # (no dict lookups keyed by Color in this loop: an Enum's hash is Python code)
             if position.to_move is white_color:
-                engine, clock, search = white, white_clock, white_search
-                fields = go_fields(clock, black_clock, white_is_p1)
+                engine, clock, search, mover_is_p1 = white, white_clock, white_search, white_is_p1
+                limits = clock.limits(black_clock)
             else:
-                engine, clock, search = black, black_clock, black_search
-                fields = go_fields(clock, white_clock, black_is_p1)
+                engine, clock, search, mover_is_p1 = black, black_clock, black_search, black_is_p1
+                limits = clock.limits(white_clock)
             search.limit = limit = clock.deadline_ms() / 1000
             search.started = started = now()
             self._search = search
@@ -335,7 +335,7 @@ class _Game:
             if deadline < self._armed:
                 scope.deadline = self._armed = deadline
             try:
-                search.started = await engine.go((self.line + "\n").encode(), fields, arm_exactly)
+                search.started = await engine.go(self.line.to_bytes(), limits, mover_is_p1, arm_exactly)
                 if self._unrecorded is not None:  # the previous ply, while this engine thinks
                     self._record()
                 reply = await engine.wait_bestmove()
@@ -380,11 +380,7 @@ class _Game:
             raise _Ending(MatchTermination.ILLEGAL_MOVE.value, color.other,
                           f"{_side(color)} played illegal move {text!r}: {exc.reason}",
                           illegal_move=text) from None
-        if self.has_moves:
-            self.line += " " + move
-        else:
-            self.line += " moves " + move
-            self.has_moves = True
+        self.line.append(move)
         self.position = after
         self._search = None
         self.plies += 1
@@ -537,8 +533,7 @@ async def play_game(
     engines = {Color.WHITE: white, Color.BLACK: black}
     clocks = {Color.WHITE: white_clock, Color.BLACK: black_clock}
     await _new_game(game.name, white, black)
-    base_line = SetPosition(fen, tuple(opening)).to_line()
-    state = _Game(game, engines, clocks, position, base_line, len(opening), maxplies, on_move)
+    state = _Game(game, engines, clocks, position, PositionLine(fen, opening), len(opening), maxplies, on_move)
     start_time = _utc_now()
     white.on_fault = black.on_fault = state.interrupt
     try:

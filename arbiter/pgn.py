@@ -16,9 +16,10 @@ a result token (a file cut short is reported, not read as a shorter game).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterator
+from typing import Any
 
 from arbiter.games import RESULTS
 
@@ -56,7 +57,7 @@ class ParsedMove:
     text: str  # the move token (annotation marks ``!``/``?`` removed)
     line: int
     book: bool = False  # followed by ``{book}``: part of the opening
-    data: "MoveData | None" = None  # eval/depth/time from our comment format
+    data: MoveData | None = None  # eval/depth/time from our comment format
     comments: list[str] = field(default_factory=list)  # free-text comments
 
 

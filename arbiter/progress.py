@@ -13,7 +13,8 @@ import math
 import os
 import sys
 from collections import deque
-from typing import IO, Any, Mapping
+from collections.abc import Mapping
+from typing import IO, Any
 
 import trio
 from rich import box

@@ -23,8 +23,9 @@ needs more than :mod:`math`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Literal, Mapping, Sequence
+from typing import Literal
 
 __all__ = [
     "Z95",
@@ -827,7 +828,7 @@ def _secular_root(probs: Sequence[float], values: Sequence[float]) -> float:
     for _ in range(200):
         f = 0.0
         df = 0.0
-        for p, v in zip(probs, values):
+        for p, v in zip(probs, values, strict=False):
             d = 1.0 + x * v
             f += p * v / d
             df -= p * v * v / (d * d)
@@ -846,8 +847,8 @@ def _secular_root(probs: Sequence[float], values: Sequence[float]) -> float:
 
 
 def _mean_var(probs: Sequence[float], values: Sequence[float]) -> tuple[float, float]:
-    mu = sum(p * v for p, v in zip(probs, values))
-    var = sum(p * (v - mu) ** 2 for p, v in zip(probs, values))
+    mu = sum(p * v for p, v in zip(probs, values, strict=False))
+    var = sum(p * (v - mu) ** 2 for p, v in zip(probs, values, strict=False))
     return mu, var
 
 
@@ -867,10 +868,10 @@ def _mle_with_t(probs: Sequence[float], values: Sequence[float], t: float) -> li
         sigma = math.sqrt(var)
         b = [v - 0.5 - t * sigma * (1.0 + ((v - mu) / sigma) ** 2) / 2.0 for v in values]
         x = _secular_root(probs, b)
-        new = [p / (1.0 + x * bi) for p, bi in zip(probs, b)]
+        new = [p / (1.0 + x * bi) for p, bi in zip(probs, b, strict=False)]
         total = sum(new)
         new = [p / total for p in new]
-        done = max(abs(a - c) for a, c in zip(new, q)) < 1e-10
+        done = max(abs(a - c) for a, c in zip(new, q, strict=False)) < 1e-10
         q = new
         if done:
             break
@@ -886,7 +887,7 @@ def _llr(counts: Sequence[float], values: Sequence[float], t0: float, t1: float)
     probs = [c / n for c in reg]
     q0 = _mle_with_t(probs, values, t0)
     q1 = _mle_with_t(probs, values, t1)
-    return sum(c * (math.log(a) - math.log(b)) for c, a, b in zip(reg, q1, q0))
+    return sum(c * (math.log(a) - math.log(b)) for c, a, b in zip(reg, q1, q0, strict=False))
 
 
 def llr_trinomial(wins: int, draws: int, losses: int, nelo0: float, nelo1: float) -> float:

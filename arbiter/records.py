@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from arbiter.games import (
     RESULTS,
@@ -52,8 +53,8 @@ from arbiter.pgn import (
     format_move_comment,
     format_score,
     is_number,
-    parse_score,
     parse_games,
+    parse_score,
     read_games,
 )
 
@@ -671,7 +672,7 @@ def to_record(parsed: ParsedGame) -> GameRecord:
     termination = _record_termination(tags.get("Termination"), final)
     moves = []
     mover = start.to_move
-    for index, (move, text) in enumerate(zip(parsed.moves, canonical)):
+    for index, (move, text) in enumerate(zip(parsed.moves, canonical, strict=False)):
         if index >= book:
             data = move.data or MoveData(None, None, None)
             moves.append(MoveRecord(move=text, color=mover.value, time_ms=data.time_ms or 0,

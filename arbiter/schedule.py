@@ -24,8 +24,9 @@ The rules, each one in ``specs/tournament.md`` §Schedule:
 from __future__ import annotations
 
 import random
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from arbiter.games import Game, GameError, MoveSequenceError
 
@@ -61,7 +62,7 @@ class Opening:
         return {"fen": self.fen, "moves": list(self.moves), "source": self.source}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Opening":
+    def from_dict(cls, data: dict[str, Any]) -> Opening:
         return cls(fen=data.get("fen"), moves=tuple(data.get("moves") or ()),
                    source=data.get("source", "start"))
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from arbiter.rating import SPRT, Anchor, PairStats, SPRTStatus, joint_ratings_from_pairs
 
@@ -170,8 +171,9 @@ class Tally:
                                            anchor=Anchor(), engines=list(order))
         lines = []
         for rating in ratings:
-            w, d, l = self.wdl[rating.engine]
-            lines.append(EngineLine(rating.engine, w + d + l, self.points[rating.engine], w, d, l,
+            wins, draws, losses = self.wdl[rating.engine]
+            lines.append(EngineLine(rating.engine, wins + draws + losses, self.points[rating.engine],
+                                    wins, draws, losses,
                                     rating.elo, rating.error))
         lines.sort(key=lambda e: (e.elo is None, -(e.elo or 0.0), -e.points, order[e.name]))
         standings = Standings(engines=lines, pairs=pairs, games=self.games,

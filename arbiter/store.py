@@ -31,9 +31,10 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -66,7 +67,7 @@ class TournamentBusyError(StoreError):
 
 def now_iso() -> str:
     """The current UTC time, ISO 8601 with milliseconds and a ``Z``."""
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Store:
@@ -108,7 +109,7 @@ class Store:
         with self._lock:
             self.db.conn.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -32,8 +32,9 @@ import math
 import os
 import signal
 import sqlite3
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, TypeVar
+from typing import Any, TypeVar
 
 import trio
 
@@ -203,7 +204,7 @@ class TournamentConfig:
         return data
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "TournamentConfig":
+    def from_dict(cls, data: Mapping[str, Any]) -> TournamentConfig:
         """Inverse of :meth:`to_dict` (a stored tournament's ``config``)."""
         engines = [EngineConfig(**e) for e in data["engines"]]
         known = set(cls.__dataclass_fields__) - {"engines", "openings"}
@@ -344,12 +345,12 @@ def tournament_standings(store: Store, tournament: Mapping[str, Any]) -> Standin
 class Observer:
     """What a live display is told (all no-ops here; see :mod:`arbiter.progress`)."""
 
-    def started(self, run: "Tournament") -> None: ...
+    def started(self, run: Tournament) -> None: ...
     def game_started(self, game: ScheduledGame) -> None: ...
     def game_finished(self, game: ScheduledGame, record: GameRecord, standings: Standings) -> None: ...
     def message(self, text: str) -> None: ...
     def tick(self) -> None: ...
-    def stopped(self, result: "RunResult") -> None: ...
+    def stopped(self, result: RunResult) -> None: ...
 
 
 @dataclass

@@ -104,7 +104,7 @@ class _NullPosition:
     def outcome(self):
         return self._outcome
 
-    def play(self, move: str) -> "_NullPosition":
+    def play(self, move: str) -> _NullPosition:
         if move not in self._moves:
             raise ValueError(move)
         child = object.__new__(_NullPosition)

@@ -50,8 +50,8 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Awaitable, Callable
 
 import trio
 
@@ -242,8 +242,8 @@ async def main(rounds: int, games: int, names: list[str]) -> None:
             floor, lean, arbiter = (per_ply[f"{kind} {measure}"] for kind in ("floor", "lean", "arbiter"))
             # the ratio of each round's games (played back to back), then their median:
             # a slow spell of the shared machine touches both sides of a ratio
-            ratio = median([a / f for a, f in zip(arbiter, floor)])
-            lean_ratio = median([a / f for a, f in zip(arbiter, lean)])
+            ratio = median([a / f for a, f in zip(arbiter, floor, strict=False)])
+            lean_ratio = median([a / f for a, f in zip(arbiter, lean, strict=False)])
             ratios[measure].append(ratio)
             ratios[measure + " lean"].append(lean_ratio)
             cells.append(f"{median(floor):>7.1f} {median(lean):>7.1f} {median(arbiter):>7.1f} "

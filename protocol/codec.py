@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from . import messages as m
 from .errors import ProtocolError

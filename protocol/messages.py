@@ -20,7 +20,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Union
 
 from .errors import ProtocolError
 from .limits import MAX_INT, MIN_INT
@@ -495,8 +494,8 @@ class Response(_Message):
         return f"response {self.value}"
 
 
-ArbiterMessage = Union[Ugi, IsReady, SetOption, UgiNewGame, SetPosition, Go, Stop, Quit, Query]
-EngineMessage = Union[IdName, IdAuthor, OptionDecl, UgiOk, ReadyOk, Info, BestMove, Response]
+ArbiterMessage = Ugi | IsReady | SetOption | UgiNewGame | SetPosition | Go | Stop | Quit | Query
+EngineMessage = IdName | IdAuthor | OptionDecl | UgiOk | ReadyOk | Info | BestMove | Response
 
 ARBITER_MESSAGE_TYPES = (Ugi, IsReady, SetOption, UgiNewGame, SetPosition, Go, Stop, Quit, Query)
 ENGINE_MESSAGE_TYPES = (IdName, IdAuthor, OptionDecl, UgiOk, ReadyOk, Info, BestMove, Response)

@@ -22,8 +22,9 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import BinaryIO, Callable, ClassVar, TextIO
+from typing import BinaryIO, ClassVar, TextIO
 
 from arbiter.games import GAME_NAMES, Game, GameError, Position, get_game
 
@@ -88,7 +89,7 @@ class SearchLimits:
     stop_event: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
-    def from_go(cls, go: m.Go, mover_is_p1: bool) -> "SearchLimits":
+    def from_go(cls, go: m.Go, mover_is_p1: bool) -> SearchLimits:
         budget = time_budget_ms(go, mover_is_p1)
         return cls(
             budget=None if budget is None else budget / 1000,
@@ -100,7 +101,7 @@ class SearchLimits:
 
     @classmethod
     def fixed(cls, *, nodes: int | None = None, depth: int | None = None,
-              seconds: float | None = None) -> "SearchLimits":
+              seconds: float | None = None) -> SearchLimits:
         """Limits for calling an engine directly from Python (tests, benches)."""
         return cls(budget=seconds, depth=depth, nodes=nodes)
 

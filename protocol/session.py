@@ -13,23 +13,23 @@ States::
 
 Two cheap variants serve the arbiter's hot path (one ``go`` and one
 ``bestmove`` per ply) without building message objects, with the same state
-changes and checks: :meth:`EngineSession.send_go` formats ``go`` from its
-fields, and :meth:`EngineSession.receive_bestmove` recognises a plain
-``bestmove <move>`` line (anything else goes to :meth:`~EngineSession.receive`).
+changes and checks: :meth:`EngineSession.send_go` formats ``go`` from a
+:class:`~protocol.search.SearchLimits`, and :meth:`EngineSession.receive_bestmove`
+recognises a plain ``bestmove <move>`` line (anything else goes to
+:meth:`~EngineSession.receive`).
 """
 
 from __future__ import annotations
 
 import enum
 from collections import deque
-from operator import itemgetter
-from typing import Callable, Mapping
 
 from . import messages as m
+from .codec import parse_engine_line
 from .errors import ProtocolError
 from .limits import MAX_COMBO_VARS, MAX_OPTIONS
-from .codec import parse_engine_line
 from .messages import ArbiterMessage, EngineMessage
+from .search import SearchLimits, go_bytes, go_message
 
 
 class SessionState(enum.Enum):
@@ -37,33 +37,6 @@ class SessionState(enum.Enum):
     IDLE = "idle"  # handshake done, no search running
     SEARCHING = "searching"  # between go and bestmove
     CLOSED = "closed"  # quit sent
-
-
-#: ``go`` lines by the names of their fields (in the caller's order): the
-#: bytes template and the getter of the values in the protocol's order.  A
-#: game uses one or two shapes; the bound keeps odd callers from growing it.
-_GO_TEMPLATES: dict[tuple[str, ...], tuple[bytes, Callable[[Mapping], object]]] = {}
-_MAX_GO_TEMPLATES = 256
-
-
-def _check_go_names(names: tuple[str, ...]) -> None:
-    unknown = [name for name in names if name not in m.GO_INT_FIELDS and name != "infinite"]
-    if unknown:
-        raise ProtocolError(f"go has no field {unknown[0]!r}")
-
-
-def _go_template(names: tuple[str, ...]) -> tuple[bytes, Callable[[Mapping], object]]:
-    _check_go_names(names)
-    ordered = [name for name in m.GO_INT_FIELDS if name in names]
-    template = ("go" + "".join(f" {name} %d" for name in ordered) + "\n").encode()
-    getter: Callable[[Mapping], object]
-    if len(ordered) > 1:
-        getter = itemgetter(*ordered)
-    else:  # itemgetter of one name gives the value itself, and of none fails: % wants a tuple
-        getter = lambda fields: tuple(fields[name] for name in ordered)  # noqa: E731
-    if len(_GO_TEMPLATES) < _MAX_GO_TEMPLATES:
-        _GO_TEMPLATES[names] = template, getter
-    return template, getter
 
 
 class EngineSession:
@@ -79,7 +52,7 @@ class EngineSession:
         #: ``stop`` was sent during the current search.
         self.stop_sent = False
         self._last_go: m.Go | None = None
-        self._last_go_fields: Mapping[str, int | bool] | None = None
+        self._last_limits: tuple[SearchLimits, bool] | None = None
         self._pending_ready = 0
         self._pending_queries: deque[str] = deque()
 
@@ -114,8 +87,8 @@ class EngineSession:
     def last_go(self) -> m.Go | None:
         """The ``go`` of the current (or last) search (made on demand when it
         was sent by :meth:`send_go`)."""
-        if self._last_go is None and self._last_go_fields is not None:
-            self._last_go = m.Go(**self._last_go_fields)  # type: ignore[arg-type]
+        if self._last_go is None and self._last_limits is not None:
+            self._last_go = go_message(*self._last_limits)
         return self._last_go
 
     @property
@@ -172,7 +145,7 @@ class EngineSession:
             self.state = SessionState.SEARCHING
             self.stop_sent = False
             self._last_go = msg
-            self._last_go_fields = None
+            self._last_limits = None
             return self._bytes(msg)
         if isinstance(msg, m.Query):
             self._pending_queries.append(msg.what)
@@ -185,14 +158,10 @@ class EngineSession:
     def _bytes(msg: ArbiterMessage) -> bytes:
         return msg.to_line().encode("utf-8") + b"\n"
 
-    def send_go(self, fields: Mapping[str, int | bool]) -> bytes:
-        """``send(Go(**fields))`` for the hot path: the bytes of the ``go``
-        line, fields in the protocol's order, and the state moved to SEARCHING.
-
-        ``fields`` are :class:`~protocol.messages.Go`'s keyword arguments; unknown
-        names are refused, but the values are taken as they are (ints, and
-        ``infinite`` a bool): the arbiter's clocks compute them, so the range
-        checks of ``Go`` are left to :attr:`last_go`, made only if asked for."""
+    def send_go(self, limits: SearchLimits, mover_is_p1: bool) -> bytes:
+        """``send(go_message(limits, mover_is_p1))`` for the hot path: the
+        bytes of the ``go`` line and the state moved to SEARCHING, without a
+        message object (:attr:`last_go` makes it if asked for)."""
         state = self.state
         if state is not SessionState.IDLE:
             if state is SessionState.SEARCHING:
@@ -200,18 +169,11 @@ class EngineSession:
             if state is SessionState.CLOSED:
                 raise ProtocolError("cannot send go: the session is closed")
             raise ProtocolError("cannot send go before ugiok")
-        if "infinite" in fields:  # rare (`inf`): the plain way
-            _check_go_names(tuple(fields))
-            data = self._bytes(m.Go(**fields))  # type: ignore[arg-type]
-        else:
-            names = tuple(fields)
-            found = _GO_TEMPLATES.get(names)
-            template, values = found if found is not None else _go_template(names)
-            data = template % values(fields)
+        data = go_bytes(limits, mover_is_p1)
         self.state = SessionState.SEARCHING
         self.stop_sent = False
         self._last_go = None
-        self._last_go_fields = fields
+        self._last_limits = (limits, mover_is_p1)
         return data
 
     # -- engine -> arbiter ---------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from arbiter.games import Color, Outcome, Position
 

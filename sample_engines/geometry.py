@@ -7,7 +7,7 @@ the rules in ``specs/games/*.md``: cell names encode coordinates.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import NamedTuple
 
 
@@ -21,7 +21,7 @@ class Board(NamedTuple):
 TROLL_FILES = "abcdefgh"
 
 
-@lru_cache(maxsize=None)
+@cache
 def troll_board() -> Board:
     """Orthogonal adjacency: the one that counts for connection."""
     cells = tuple(f"{f}{r}" for r in range(1, 9) for f in TROLL_FILES)
@@ -54,7 +54,7 @@ for _c in "ceik":
     _ATOLL_ROWS[_c] = (1, 12)
 
 
-@lru_cache(maxsize=None)
+@cache
 def atoll_board() -> Board:
     """Columns b d f h j l sit half a cell higher: their side neighbours are at
     rows n and n+1; those of a c e g i k m at rows n-1 and n."""
@@ -101,13 +101,15 @@ MORRIS_MILLS: tuple[tuple[str, str, str], ...] = tuple(
 )
 
 
-@lru_cache(maxsize=None)
+@cache
 def morris_board() -> Board:
     """Adjacent points are consecutive points of a mill line."""
     cells = sorted({p for mill in MORRIS_MILLS for p in mill})
     neighbours: dict[str, set[str]] = {p: set() for p in cells}
     for a, b, c in MORRIS_MILLS:
-        neighbours[a].add(b); neighbours[b].update((a, c)); neighbours[c].add(b)
+        neighbours[a].add(b)
+        neighbours[b].update((a, c))
+        neighbours[c].add(b)
     return Board(tuple(cells), {p: tuple(sorted(n)) for p, n in neighbours.items()})
 
 
@@ -116,7 +118,7 @@ def morris_board() -> Board:
 TALISMAN_ROWS = ("ABC", "DEFG", "HIJKL", "MNOP", "QRS")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _talisman_coords() -> dict[str, tuple[int, int]]:
     """(row, x) with x in half-steps: rows of 3,4,5,4,3 centred."""
     coords = {}
@@ -127,7 +129,7 @@ def _talisman_coords() -> dict[str, tuple[int, int]]:
     return coords
 
 
-@lru_cache(maxsize=None)
+@cache
 def talisman_board() -> Board:
     coords = _talisman_coords()
     at = {xy: p for p, xy in coords.items()}
@@ -139,7 +141,7 @@ def talisman_board() -> Board:
     return Board(tuple(sorted(coords)), neighbours)
 
 
-@lru_cache(maxsize=None)
+@cache
 def talisman_triangles() -> tuple[frozenset[str], ...]:
     """The 24 unit triangles, each as its three corner points."""
     coords = _talisman_coords()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from arbiter.games import Position
 from protocol.sdk import Engine, SearchLimits, run
-
 from sample_engines.evaluation import WIN, evaluate
 from sample_engines.random import SEED_OPTION
 

@@ -22,7 +22,6 @@ import time
 from arbiter.games import Color, Position
 from protocol.messages import OptionDecl
 from protocol.sdk import Engine, SearchLimits, run
-
 from sample_engines.evaluation import atoll_distance, evaluate, win_probability
 from sample_engines.random import SEED_OPTION
 
@@ -51,7 +50,7 @@ class Node:
     __slots__ = ("position", "parent", "move", "mover", "children", "untried", "visits", "wins",
                  "terminal")
 
-    def __init__(self, position: Position, parent: "Node | None", move: str | None,
+    def __init__(self, position: Position, parent: Node | None, move: str | None,
                  mover: Color | None, rng) -> None:
         self.position = position
         self.parent = parent
@@ -65,7 +64,7 @@ class Node:
         self.visits = 0
         self.wins = 0.0
 
-    def best_child(self, exploration: float) -> "Node":
+    def best_child(self, exploration: float) -> Node:
         log_n = math.log(self.visits)
         best, best_score = self.children[0], -1.0
         for child in self.children:
@@ -74,7 +73,7 @@ class Node:
                 best, best_score = child, score
         return best
 
-    def most_visited(self) -> "Node":
+    def most_visited(self) -> Node:
         return max(self.children, key=lambda c: (c.visits, c.wins))
 
 

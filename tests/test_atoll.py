@@ -229,7 +229,7 @@ def test_white_wins_east_west_through_islands():
     path = ["b7", "c7", "d7", "e7", "f7", "g7", "h7", "i7", "j7", "k7", "l6"]
     blacks = ["b3", "c3", "d3", "e3", "f3", "g3", "h3", "i3", "j3", "k3", "l3"]
     pos = GAME.start()
-    for black, white in zip(blacks[:-1], path[:-1]):
+    for black, white in zip(blacks[:-1], path[:-1], strict=False):
         pos = pos.play(black).play(white)
     pos = pos.play(blacks[-1])
     assert pos.outcome() is None
@@ -415,7 +415,7 @@ def test_stones_only_increase_and_islands_never_change(seed):
     the winner is the mover, and the game ends by connection."""
     positions = random_game(seed)
     islands = GAME.start().pieces()
-    for before, after in zip(positions, positions[1:]):
+    for before, after in zip(positions, positions[1:], strict=False):
         a, b = before.pieces(), after.pieces()
         assert {n: b[n] for n in islands} == islands
         if before.ply == 1 and len(b) == len(a):  # the swap

@@ -24,6 +24,7 @@ import sys
 
 import pytest
 import trio
+from bad_engines.harness import processes_with
 
 from arbiter.check import CHECKS, CheckReport, CheckSettings, Status, run_checks
 from arbiter.check_positions import (
@@ -33,10 +34,8 @@ from arbiter.check_positions import (
     positions,
 )
 from arbiter.engine import EngineConfig
-from arbiter.procs import live_group_members as group_alive
 from arbiter.games import GAME_NAMES, get_game
-
-from bad_engines.harness import processes_with
+from arbiter.procs import live_group_members as group_alive
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAD = os.path.join(HERE, "bad_engines")
@@ -141,7 +140,7 @@ async def test_sample_engine_passes_every_check_for_every_game(engine):
         async with trio.open_nursery() as nursery:
             for game in GAME_NAMES:
                 nursery.start_soon(one, game)
-    for game, report in reports.items():
+    for report in reports.values():
         assert report.passed, describe(report)
         assert statuses(report, Status.PASS) == {spec.name for spec in CHECKS}, describe(report)
         assert_nothing_left(report)

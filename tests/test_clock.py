@@ -6,7 +6,19 @@ from __future__ import annotations
 
 import pytest
 
-from arbiter.clock import Clock, TimeControl, TimeControlError, go_fields
+from arbiter.clock import Clock, TimeControl, TimeControlError
+from protocol.messages import GO_INT_FIELDS
+from protocol.search import go_message
+
+
+def go_fields(mover: Clock, opponent: Clock, mover_is_p1: bool) -> dict[str, int | bool]:
+    """The fields of the ``go`` the arbiter sends: the clock's limits put in
+    the protocol's words (protocol/search.py), the fields that are set."""
+    go = go_message(mover.limits(opponent), mover_is_p1)
+    fields: dict[str, int | bool] = {k: getattr(go, k) for k in GO_INT_FIELDS if getattr(go, k) is not None}
+    if go.infinite:
+        fields["infinite"] = True
+    return fields
 
 
 @pytest.mark.parametrize("text, fields", [

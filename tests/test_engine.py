@@ -11,6 +11,7 @@ import sys
 
 import pytest
 import trio
+from bad_engines.harness import FAST, config, group_alive, pid_alive
 
 from arbiter.engine import (
     Engine,
@@ -21,8 +22,6 @@ from arbiter.engine import (
     open_engine,
 )
 from protocol.messages import Go, SetPosition
-
-from bad_engines.harness import FAST, config, group_alive, pid_alive
 
 
 async def test_handshake_and_clean_shutdown():

@@ -14,13 +14,12 @@ import subprocess
 import sys
 
 import pytest
+from bad_engines.harness import FAST, config, group_alive, pid_alive
 
 from arbiter.engine import EngineStartError, EngineTimeouts, open_engine
 from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
 from arbiter.games import Color, Termination, get_game
 from arbiter.match import GameRecord, MatchTermination, play_engines, play_game
-
-from bad_engines.harness import FAST, config, group_alive, pid_alive
 
 M = MatchTermination
 

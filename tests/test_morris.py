@@ -19,9 +19,9 @@ from arbiter.games import (
     InvalidFenError,
     Termination,
     get_game,
+    morris,
     perft,
 )
-from arbiter.games import morris
 from arbiter.games.morris import MILLS, POINTS, RANKS
 
 GAME = get_game("morris")

@@ -6,11 +6,13 @@ Rules under test are in specs/protocol.md (§Transport, §Messages, §States).
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from protocol import messages as m
 from protocol.codec import LineSplitter, ProtocolError, parse_arbiter_line, parse_engine_line
 from protocol.limits import MAX_INT, MAX_LINE_BYTES, MIN_INT
+from protocol.search import PositionLine, SearchLimits, go_message
 from protocol.session import EngineSession, SessionState
 
 # --- strategies ---------------------------------------------------------------
@@ -381,13 +383,14 @@ def test_session_search_cycle_and_violations():
 def test_session_fast_go_and_bestmove_match_the_general_path():
     """send_go / receive_bestmove: the same bytes and state changes as
     send(Go(...)) / receive(...), or a fallback to receive() (protocol/session.py)."""
+    limits = SearchLimits(time_ms=59000, inc_ms=100, opponent_time_ms=60000, opponent_inc_ms=100, moves_to_go=7)
     fields = {"p1time": 60000, "p2time": 59000, "p1inc": 100, "p2inc": 100, "movestogo": 7}
     fast, slow = _handshaken(), _handshaken()
-    assert fast.send_go(fields) == slow.send(m.Go(**fields))
+    assert fast.send_go(limits, False) == slow.send(m.Go(**fields))
     assert fast.state is slow.state is SessionState.SEARCHING
     assert fast.last_go == slow.last_go == m.Go(**fields)
     with pytest.raises(ProtocolError, match="during a search"):
-        fast.send_go({"depth": 3})
+        fast.send_go(SearchLimits(depth=3), True)
     for line in ("bestmove", "bestmove ", "bestmove d5 ponder e4", "bestmove d5 e4", "bestmove\td5",
                  "bestmove d5\r", "bestmoves d5", "info depth 1", "readyok"):
         assert fast.receive_bestmove(line) is None, line
@@ -397,23 +400,45 @@ def test_session_fast_go_and_bestmove_match_the_general_path():
     assert fast.receive_bestmove("bestmove d5") is None  # a second one: receive() judges it
     with pytest.raises(ProtocolError, match="while not searching"):
         fast.receive("bestmove d5")
-    assert fast.send_go({"infinite": True}) == b"go infinite\n"
+    assert fast.send_go(SearchLimits(), True) == b"go infinite\n"
     assert fast.last_go == m.Go(infinite=True)
     fast.receive("bestmove d5")
-    for fields in ({"wtime": 5}, {"depth": 2, "wtime": 5}, {"infinite": True, "wtime": 5}):
-        with pytest.raises(ProtocolError, match="no field 'wtime'"):
-            fast.send_go(fields)
-        assert fast.state is SessionState.IDLE
-    for fields in ({}, {"depth": 4}, {"nodes": 9, "depth": 2}, {"movetime": 250, "depth": 3},
-                   {"p2inc": 0, "p2time": 5, "p1time": 7, "p1inc": 10, "movestogo": 3}):
-        assert fast.send_go(fields) == _handshaken().send(m.Go(**fields))
+    with pytest.raises(TypeError, match="wtime"):  # no such field: refused before anything is sent
+        SearchLimits(wtime=5)  # type: ignore[call-arg]
+    assert fast.state is SessionState.IDLE
+    cases = [
+        (SearchLimits(depth=4), True, {"depth": 4}),
+        (SearchLimits(nodes=9, depth=2), False, {"nodes": 9, "depth": 2}),
+        (SearchLimits(movetime_ms=250, depth=3), True, {"movetime": 250, "depth": 3}),
+        (SearchLimits(time_ms=5, inc_ms=0, opponent_time_ms=7, opponent_inc_ms=10, moves_to_go=3), False,
+         {"p2inc": 0, "p2time": 5, "p1time": 7, "p1inc": 10, "movestogo": 3}),
+        (SearchLimits(time_ms=5, inc_ms=0), True, {"p1time": 5, "p1inc": 0}),
+    ]
+    for limits, mover_is_p1, fields in cases:
+        assert go_message(limits, mover_is_p1) == m.Go(**fields)
+        assert fast.send_go(limits, mover_is_p1) == _handshaken().send(m.Go(**fields))
         assert fast.state is SessionState.SEARCHING and fast.last_go == m.Go(**fields)
         fast.receive("bestmove d5")
     fresh = EngineSession()
     fresh.send(m.Ugi())
     with pytest.raises(ProtocolError, match="before ugiok"):
-        fresh.send_go({"depth": 1})
+        fresh.send_go(SearchLimits(depth=1), True)
     assert fresh.receive_bestmove("bestmove d5") is None
+
+
+def test_position_line_appends_what_set_position_would_write():
+    """PositionLine (protocol/search.py): the same text as SetPosition for the
+    moves so far, from the start position and from a position string."""
+    line = PositionLine()
+    assert line.to_bytes() == b"position startpos\n"
+    played: list[str] = []
+    for move in ("d5", "e4", "c3"):
+        line.append(move)
+        played.append(move)
+        assert line.to_bytes() == (m.SetPosition(None, tuple(played)).to_line() + "\n").encode()
+    opened = PositionLine("x/y 1", ["a1"])
+    opened.append("b2")
+    assert str(opened) == m.SetPosition("x/y 1", ("a1", "b2")).to_line()
 
 
 def test_session_refuses_out_of_order_handshake():

@@ -10,14 +10,15 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arbiter.rating import (
     NELO_PER_T,
+    SPRT,
     Z95,
     Anchor,
     PairStats,
-    SPRT,
     SPRTConfigError,
     elo_from_score,
     joint_ratings,

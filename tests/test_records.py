@@ -5,7 +5,6 @@ commands on real files, real SQLite databases and real engine processes."""
 from __future__ import annotations
 
 import json
-
 import random
 import sqlite3
 import subprocess
@@ -143,7 +142,7 @@ def test_records_to_text_to_records_to_text_is_identical():
     parsed = records.parse_games(text, "rt.pgn")
     assert len(parsed) == len(games)
     again = []
-    for (record, _), game in zip(games, parsed):
+    for (record, _), game in zip(games, parsed, strict=False):
         report = records.replay(game)
         assert report.ok, report.error
         back = records.to_record(game)
@@ -279,7 +278,7 @@ def test_replay_names_what_is_wrong_in_each_bad_game():
     ]
     lines = run.stdout.splitlines()
     assert len(lines) == len(expected) + 1
-    for line, start in zip(lines, expected):
+    for line, start in zip(lines, expected, strict=False):
         assert line.startswith(start), (line, start)
     assert lines[-1] == "12 games: 0 OK, 12 bad"
     data = json.loads(arbiter("replay", BAD_GAMES, "--json").stdout)

@@ -145,7 +145,7 @@ def engine_factory(tmp_path):
 # --- positions with each game's special cases (found with the referee) -------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def moves_until(game: str, want: str) -> tuple[str, ...]:
     """Moves of a seeded random game up to a position where ``want`` holds:
     morris: a removal is possible, or flying; talisman: a

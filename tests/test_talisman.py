@@ -25,8 +25,8 @@ from arbiter.games import (
     get_game,
     perft,
     perft_divide,
+    talisman,
 )
-from arbiter.games import talisman
 
 GAME = get_game("talisman")
 SPEC = Path(__file__).resolve().parents[1] / "specs" / "games" / "talisman.md"
@@ -520,7 +520,7 @@ def reference_play(board, owners, captured, side, move):
         board[move] = side
     else:
         source, target = move.split("-")
-        line = next(l for l in LINES if source in l and target in l)
+        line = next(ln for ln in LINES if source in ln and target in ln)
         i, j = line.index(source), line.index(target)
         jumped = line[min(i, j) + 1:max(i, j)]
         del board[source]
@@ -577,13 +577,13 @@ def test_move_generation_and_play_agree_with_the_naive_reference(seed):
 def test_owned_triangles_keep_their_owner_and_scores_never_decrease(seed):
     """§6: claims are for good and only the mover's; scores only grow."""
     positions = random_positions(seed)
-    for before, after in zip(positions, positions[1:]):
+    for before, after in zip(positions, positions[1:], strict=False):
         owned_before = before.triangle_owners()
         owned_after = after.triangle_owners()
         assert owned_after.items() >= owned_before.items()
         new = set(owned_after) - set(owned_before)
         assert all(owned_after[t] is before.to_move for t in new)  # only the mover claims
-        assert all(b <= a for b, a in zip(before.scores(), after.scores()))
+        assert all(b <= a for b, a in zip(before.scores(), after.scores(), strict=False))
         assert len(after.pieces()) == min(after.ply, 12)
     # §8 "which endings can coincide": these two only start on a claiming ply.
     final = positions[-1]

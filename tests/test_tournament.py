@@ -18,14 +18,13 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
+from bad_engines.harness import processes_with
 from typer.testing import CliRunner
 
 from arbiter.cli import app
 from arbiter.games import get_game
 from arbiter.schedule import build_schedule, parse_openings
 from arbiter.store import Store, TournamentBusyError
-
-from bad_engines.harness import processes_with
 
 PY = sys.executable
 HERE = Path(__file__).parent / "engines_for_tournament"

@@ -427,7 +427,7 @@ def random_game(seed: int, stop: int | None = None):
 def test_random_games_agree_with_naive_referee(seed):
     """Legal moves, flips and endings equal the brute-force referee's."""
     positions = random_game(seed)
-    for before, after in zip(positions, positions[1:]):
+    for before, after in zip(positions, positions[1:], strict=False):
         me = "W" if before.to_move is Color.WHITE else "B"
         board = naive_board(before)
         moves, _ = naive_state(board, me)
@@ -453,7 +453,7 @@ def test_flipping_never_reduces_the_mover(seed):
     """§4/§5: a drop adds 1 + flips to the mover and takes flips from the
     opponent; a pass changes nothing; only the mover can win."""
     positions = random_game(seed)
-    for before, after in zip(positions, positions[1:]):
+    for before, after in zip(positions, positions[1:], strict=False):
         mine = [before.white, before.black][before.to_move is Color.BLACK]
         theirs = [before.white, before.black][before.to_move is Color.WHITE]
         mine2 = [after.white, after.black][before.to_move is Color.BLACK]

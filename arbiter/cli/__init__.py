@@ -5,11 +5,13 @@ this package.  Errors a user can cause (bad move, bad spec, bad file) are
 reported as one clear line on stderr with a non-zero exit, never a traceback.
 """
 
+from . import (
+    check,  # noqa: F401,E402
+    play,  # noqa: F401,E402
+    records,  # noqa: F401,E402
+    rules,  # noqa: F401,E402  (registers commands)
+    tournament,  # noqa: F401,E402
+)
 from .app import app  # noqa: F401
-from . import rules  # noqa: F401,E402  (registers commands)
-from . import play  # noqa: F401,E402
-from . import records  # noqa: F401,E402
-from . import tournament  # noqa: F401,E402
-from . import check  # noqa: F401,E402
 
 __all__ = ["app"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import Awaitable, Callable, NoReturn, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import NoReturn, TypeVar
 
 import trio
 import typer

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -99,7 +98,7 @@ def check(
         ..., "--engine", "-e",
         help="engine SPEC: cmd=... [arg=... dir=... option.NAME=VALUE timemargin=...] or a NAME "
              "from the engines file"),
-    engines_file: Optional[str] = typer.Option(
+    engines_file: str | None = typer.Option(
         None, "--engines", help=f"TOML file of [engines.NAME] tables (default: ./{DEFAULT_ENGINES_FILE} if present)"),
     quick: bool = typer.Option(False, "--quick", help="fewer positions and shorter games"),
     as_json: bool = typer.Option(False, "--json", help="print the report as JSON (nothing else)"),
@@ -113,7 +112,7 @@ def check(
     quit_grace: float = typer.Option(1.0, "--quit-grace", min=0.01, help="seconds for quit -> exit"),
     stall: float = typer.Option(10.0, "--stall", min=0.01,
                                 help="seconds a depth or nodes search may take"),
-    log: Optional[str] = typer.Option(None, "--log", help="write each engine process's full I/O log into DIR"),
+    log: str | None = typer.Option(None, "--log", help="write each engine process's full I/O log into DIR"),
 ) -> None:
     """Check that an engine speaks the protocol and plays only legal moves."""
     try:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import List, Optional
 
 import typer
 
+from arbiter import enginespec, records
 from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
 from arbiter.engine import EngineConfig, EngineStartError
-from arbiter import enginespec, records
 from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError
 from arbiter.games import GameError, Position, get_game, split_moves
 from arbiter.match import DEFAULT_TC, GameRecord, MoveRecord, play_engines
@@ -21,7 +20,7 @@ from .app import app, checked_log_dir, checked_record_file, fail, interrupted, r
 EXIT_NOT_PLAYED = 1
 
 
-def load_engine_configs(specs: List[str], engines_file: Optional[str]) -> list[EngineConfig]:
+def load_engine_configs(specs: list[str], engines_file: str | None) -> list[EngineConfig]:
     """The engines named by ``--engine`` SPECs, or ``fail()`` on a bad one."""
     try:
         return enginespec.load_engine_configs(specs, engines_file)
@@ -45,24 +44,24 @@ def _describe_move(ply: int, record: MoveRecord) -> str:
 @app.command()
 def play(
     game: str = typer.Argument(..., help="troll, atoll, morris or talisman"),
-    engine: List[str] = typer.Option(
+    engine: list[str] = typer.Option(
         ..., "--engine", "-e",
         help="engine SPEC, twice (first plays White): cmd=... [name=... arg=... dir=... "
              "option.NAME=VALUE tc=... timemargin=...] or a NAME from the engines file"),
-    engines_file: Optional[str] = typer.Option(
+    engines_file: str | None = typer.Option(
         None, "--engines", help=f"TOML file of [engines.NAME] tables (default: ./{DEFAULT_ENGINES_FILE} if present)"),
     tc: str = typer.Option(DEFAULT_TC, "--tc",
                            help="time control: 40/60+0.5, 60+0.5, st=2, depth=N, nodes=N, inf"),
     timemargin: int = typer.Option(0, "--timemargin", min=0, help="ms an engine may overstep its time"),
-    fen: Optional[str] = typer.Option(None, "--fen", help="start from this position string"),
-    moves: Optional[str] = typer.Option(None, "--moves", help='opening moves played before the engines take over'),
-    maxplies: Optional[int] = typer.Option(None, "--maxplies", min=1,
+    fen: str | None = typer.Option(None, "--fen", help="start from this position string"),
+    moves: str | None = typer.Option(None, "--moves", help='opening moves played before the engines take over'),
+    maxplies: int | None = typer.Option(None, "--maxplies", min=1,
                                            help="adjudicate after N plies (scores decide, else a draw)"),
     stall: float = typer.Option(DEFAULT_STALL_MS / 1000, "--stall", min=0.001,
                                 help="seconds a search without a clock may last before `stop`"),
-    log: Optional[str] = typer.Option(None, "--log", help="write each engine's full I/O log into DIR"),
+    log: str | None = typer.Option(None, "--log", help="write each engine's full I/O log into DIR"),
     as_json: bool = typer.Option(False, "--json", help="print the full game record as JSON (nothing else)"),
-    pgn: Optional[str] = typer.Option(None, "--pgn", help="append the finished game to this record file"),
+    pgn: str | None = typer.Option(None, "--pgn", help="append the finished game to this record file"),
 ) -> None:
     """Play one game between two engines, each move shown as it is played."""
     if len(engine) != 2:

@@ -12,7 +12,7 @@ import hashlib
 import json
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -137,9 +137,9 @@ def stored_games(store: Store, tournament_id: int | None) -> list[tuple[GameReco
 @app.command()
 def export(
     db: str = typer.Option(DEFAULT_DB, "--db", help="the results database"),
-    tournament: Optional[int] = typer.Option(None, "--tournament", help="only this tournament"),
+    tournament: int | None = typer.Option(None, "--tournament", help="only this tournament"),
     format: str = typer.Option("pgn", "--format", help="pgn or jsonl"),
-    out: Optional[str] = typer.Option(None, "--out", help="write to FILE instead of stdout"),
+    out: str | None = typer.Option(None, "--out", help="write to FILE instead of stdout"),
 ) -> None:
     """Write every finished game as a record file, in schedule order."""
     if format not in ("pgn", "jsonl"):
@@ -215,7 +215,7 @@ def describe(parsed: ParsedGame, position: Position, ply: int) -> list[str]:
 def show(
     file: str = typer.Argument(..., help="a record file"),
     game: int = typer.Option(..., "--game", help="which game of the file (1-based)"),
-    ply: Optional[int] = typer.Option(None, "--ply", help="after this many plies (default: the end)"),
+    ply: int | None = typer.Option(None, "--ply", help="after this many plies (default: the end)"),
 ) -> None:
     """Show a game's position as a text diagram."""
     items = load_games(file, read_text(file))
@@ -287,7 +287,7 @@ def import_games(store: Store, path: str, text: str,
             config={"imported_from": str(path), "game": game_name},
             engines=[{"name": engine} for engine in engines], total_games=len(members))
         for seq, ((record, tags), (rnd, pairing, index, pair)) in enumerate(
-                zip(members, _pairings(members))):
+                zip(members, _pairings(members), strict=False)):
             data = record.to_dict()
             data[TAGS_KEY] = tags
             store.save_game(tournament_id, key=f"import-{seq + 1}", seq=seq, round=rnd,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 import typer
 
@@ -20,7 +19,7 @@ from arbiter.games import (
 from .app import app, fail
 
 
-def load_position(game_name: str, fen: Optional[str], moves: Optional[str]) -> Position:
+def load_position(game_name: str, fen: str | None, moves: str | None) -> Position:
     """The position named on the command line, or a clear error (exit 2)."""
     try:
         game = get_game(game_name)
@@ -39,8 +38,8 @@ def games() -> None:
 @app.command()
 def moves(
     game: str = typer.Argument(..., help="troll, atoll, morris or talisman"),
-    fen: Optional[str] = typer.Option(None, "--fen", help="start from this position string"),
-    moves: Optional[str] = typer.Option(None, "--moves", help='moves to play first, e.g. "d5 e4"'),
+    fen: str | None = typer.Option(None, "--fen", help="start from this position string"),
+    moves: str | None = typer.Option(None, "--moves", help='moves to play first, e.g. "d5 e4"'),
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """The legal moves after a sequence of moves."""
@@ -68,8 +67,8 @@ def moves(
 def perft_command(
     game: str = typer.Argument(..., help="troll, atoll, morris or talisman"),
     depth: int = typer.Argument(..., min=0, help="plies"),
-    fen: Optional[str] = typer.Option(None, "--fen"),
-    moves: Optional[str] = typer.Option(None, "--moves"),
+    fen: str | None = typer.Option(None, "--fen"),
+    moves: str | None = typer.Option(None, "--moves"),
     divide: bool = typer.Option(False, "--divide", help="print the count below each move"),
 ) -> None:
     """Count the legal move sequences of exactly DEPTH plies (last line: the count)."""

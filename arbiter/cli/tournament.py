@@ -6,7 +6,7 @@ import json
 import os
 import sqlite3
 import sys
-from typing import Any, List, Optional
+from typing import Any
 
 import trio
 import typer
@@ -20,8 +20,7 @@ from arbiter.enginespec import (
     parse_engine_spec,
 )
 from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings, silence_stdout
-from arbiter.store import (ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError,
-                           TournamentBusyError)
+from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
 from arbiter.tournament import (
     ConfigError,
     RunResult,
@@ -73,7 +72,7 @@ def _engine_tables(config_file: str | None, engines_file: str | None) -> tuple[d
     return tables, where
 
 
-def _parse_specs(specs: List[str], config_file: str | None, engines_file: str | None
+def _parse_specs(specs: list[str], config_file: str | None, engines_file: str | None
                  ) -> list[EngineConfig]:
     tables, where = _engine_tables(config_file, engines_file)
     try:
@@ -168,8 +167,8 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
         _summary(store, tournament_id, as_json)
 
 
-def _build(config_file: Optional[str], engine_specs: Optional[List[str]],
-           engines_file: Optional[str], flags: dict[str, Any]) -> TournamentConfig:
+def _build(config_file: str | None, engine_specs: list[str] | None,
+           engines_file: str | None, flags: dict[str, Any]) -> TournamentConfig:
     """File values, overridden by flags, into a checked configuration (exit 2 if bad)."""
     try:
         file_values = load_config_file(config_file) if config_file else {}
@@ -213,33 +212,33 @@ _GAMES_HELP = "games per pairing per round (default 2; colours alternate, game p
 
 @app.command()
 def tournament(
-    config_file: Optional[str] = typer.Argument(None, metavar="CONFIG.toml",
+    config_file: str | None = typer.Argument(None, metavar="CONFIG.toml",
                                                 help="a tournament file; flags override it"),
-    engine: Optional[List[str]] = typer.Option(
+    engine: list[str] | None = typer.Option(
         None, "--engine", "-e", help="engine SPEC, one per engine: cmd=... \\[name=... option.N=V "
         "tc=...] or a NAME from the engines file"),
-    engines_file: Optional[str] = typer.Option(None, "--engines", help="TOML file of \\[engines.NAME] tables"),
-    game: Optional[str] = typer.Option(None, "--game", "-g", help="troll, atoll, morris or talisman"),
-    format: Optional[str] = typer.Option(None, "--format", help="round-robin (default) or gauntlet"),
-    games: Optional[int] = typer.Option(None, "--games", help=_GAMES_HELP),
-    rounds: Optional[int] = typer.Option(None, "--rounds", help="rounds (default 1)"),
-    openings: Optional[str] = typer.Option(None, "--openings", help="openings file: a position string or moves per line"),
-    order: Optional[str] = typer.Option(None, "--order", help="openings order: sequential (default) or random"),
-    seed: Optional[int] = typer.Option(None, "--seed", help="seed for --order random and --random-plies (default 0)"),
-    random_plies: Optional[int] = typer.Option(None, "--random-plies", help="open each game pair with N random legal plies"),
-    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
-    restart: Optional[bool] = typer.Option(None, "--restart/--reuse", help="start fresh engine processes for every game (default: reuse with uginewgame)"),
-    tc: Optional[str] = typer.Option(None, "--tc", help="time control: 40/60+0.5, 60+0.5, st=2, depth=N, nodes=N, inf"),
-    timemargin: Optional[int] = typer.Option(None, "--timemargin", help="ms an engine may overstep its time"),
-    maxplies: Optional[int] = typer.Option(None, "--maxplies", help="adjudicate after N plies"),
-    stall: Optional[float] = typer.Option(None, "--stall", help="seconds a search without a clock may last"),
-    sprt: Optional[str] = typer.Option(None, "--sprt", help="'elo0=0 elo1=5 alpha=0.05 beta=0.05' (two engines)"),
-    name: Optional[str] = typer.Option(None, "--name", help="the tournament's name"),
-    db: Optional[str] = typer.Option(None, "--db", help=f"results database (default ./{DEFAULT_DB})"),
-    resume: Optional[int] = typer.Option(None, "--resume", help="continue tournament ID of the database"),
+    engines_file: str | None = typer.Option(None, "--engines", help="TOML file of \\[engines.NAME] tables"),
+    game: str | None = typer.Option(None, "--game", "-g", help="troll, atoll, morris or talisman"),
+    format: str | None = typer.Option(None, "--format", help="round-robin (default) or gauntlet"),
+    games: int | None = typer.Option(None, "--games", help=_GAMES_HELP),
+    rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1)"),
+    openings: str | None = typer.Option(None, "--openings", help="openings file: a position string or moves per line"),
+    order: str | None = typer.Option(None, "--order", help="openings order: sequential (default) or random"),
+    seed: int | None = typer.Option(None, "--seed", help="seed for --order random and --random-plies (default 0)"),
+    random_plies: int | None = typer.Option(None, "--random-plies", help="open each game pair with N random legal plies"),
+    concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
+    restart: bool | None = typer.Option(None, "--restart/--reuse", help="start fresh engine processes for every game (default: reuse with uginewgame)"),
+    tc: str | None = typer.Option(None, "--tc", help="time control: 40/60+0.5, 60+0.5, st=2, depth=N, nodes=N, inf"),
+    timemargin: int | None = typer.Option(None, "--timemargin", help="ms an engine may overstep its time"),
+    maxplies: int | None = typer.Option(None, "--maxplies", help="adjudicate after N plies"),
+    stall: float | None = typer.Option(None, "--stall", help="seconds a search without a clock may last"),
+    sprt: str | None = typer.Option(None, "--sprt", help="'elo0=0 elo1=5 alpha=0.05 beta=0.05' (two engines)"),
+    name: str | None = typer.Option(None, "--name", help="the tournament's name"),
+    db: str | None = typer.Option(None, "--db", help=f"results database (default ./{DEFAULT_DB})"),
+    resume: int | None = typer.Option(None, "--resume", help="continue tournament ID of the database"),
     new: bool = typer.Option(False, "--new", help="start a new tournament even if one with this configuration exists"),
-    pgn: Optional[str] = typer.Option(None, "--pgn", help="append each finished game to this record file"),
-    log: Optional[str] = typer.Option(None, "--log", help="write each engine's I/O log into DIR"),
+    pgn: str | None = typer.Option(None, "--pgn", help="append each finished game to this record file"),
+    log: str | None = typer.Option(None, "--log", help="write each engine's I/O log into DIR"),
     plain: bool = typer.Option(False, "--plain", help="one line per game even on a terminal"),
     as_json: bool = typer.Option(False, "--json", help="print the final standings as JSON"),
 ) -> None:
@@ -278,25 +277,25 @@ def match(
     game: str = typer.Argument(..., help="troll, atoll, morris or talisman"),
     first: str = typer.Argument(..., metavar="A", help="engine SPEC (or NAME from the engines file)"),
     second: str = typer.Argument(..., metavar="B", help="engine SPEC (or NAME from the engines file)"),
-    engines_file: Optional[str] = typer.Option(None, "--engines", help="TOML file of \\[engines.NAME] tables"),
-    games: Optional[int] = typer.Option(None, "--games", help="games per round (default 2, or 10000 with --sprt)"),
-    rounds: Optional[int] = typer.Option(None, "--rounds", help="rounds (default 1)"),
-    openings: Optional[str] = typer.Option(None, "--openings", help="openings file"),
-    order: Optional[str] = typer.Option(None, "--order", help="sequential (default) or random"),
-    seed: Optional[int] = typer.Option(None, "--seed", help="seed (default 0)"),
-    random_plies: Optional[int] = typer.Option(None, "--random-plies", help="N random plies per game pair"),
-    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
-    restart: Optional[bool] = typer.Option(None, "--restart/--reuse", help="fresh processes for every game"),
-    tc: Optional[str] = typer.Option(None, "--tc", help="time control"),
-    timemargin: Optional[int] = typer.Option(None, "--timemargin", help="ms"),
-    maxplies: Optional[int] = typer.Option(None, "--maxplies", help="adjudicate after N plies"),
-    stall: Optional[float] = typer.Option(None, "--stall", help="seconds"),
-    sprt: Optional[str] = typer.Option(None, "--sprt", help="'elo0=0 elo1=5 alpha=0.05 beta=0.05'"),
-    name: Optional[str] = typer.Option(None, "--name", help="the match's name"),
+    engines_file: str | None = typer.Option(None, "--engines", help="TOML file of \\[engines.NAME] tables"),
+    games: int | None = typer.Option(None, "--games", help="games per round (default 2, or 10000 with --sprt)"),
+    rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1)"),
+    openings: str | None = typer.Option(None, "--openings", help="openings file"),
+    order: str | None = typer.Option(None, "--order", help="sequential (default) or random"),
+    seed: int | None = typer.Option(None, "--seed", help="seed (default 0)"),
+    random_plies: int | None = typer.Option(None, "--random-plies", help="N random plies per game pair"),
+    concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
+    restart: bool | None = typer.Option(None, "--restart/--reuse", help="fresh processes for every game"),
+    tc: str | None = typer.Option(None, "--tc", help="time control"),
+    timemargin: int | None = typer.Option(None, "--timemargin", help="ms"),
+    maxplies: int | None = typer.Option(None, "--maxplies", help="adjudicate after N plies"),
+    stall: float | None = typer.Option(None, "--stall", help="seconds"),
+    sprt: str | None = typer.Option(None, "--sprt", help="'elo0=0 elo1=5 alpha=0.05 beta=0.05'"),
+    name: str | None = typer.Option(None, "--name", help="the match's name"),
     db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
     new: bool = typer.Option(False, "--new", help="a new match even if this one exists"),
-    pgn: Optional[str] = typer.Option(None, "--pgn", help="append each game to this record file"),
-    log: Optional[str] = typer.Option(None, "--log", help="engine I/O logs into DIR"),
+    pgn: str | None = typer.Option(None, "--pgn", help="append each game to this record file"),
+    log: str | None = typer.Option(None, "--log", help="engine I/O logs into DIR"),
     plain: bool = typer.Option(False, "--plain", help="one line per game"),
     as_json: bool = typer.Option(False, "--json", help="final standings as JSON"),
 ) -> None:
@@ -333,7 +332,7 @@ def _standings_json(tournament: dict[str, Any], standings) -> dict[str, Any]:
 @app.command()
 def standings(
     db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
-    tournament_id: Optional[int] = typer.Option(None, "--tournament", "-t", help="tournament ID (default: the latest)"),
+    tournament_id: int | None = typer.Option(None, "--tournament", "-t", help="tournament ID (default: the latest)"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable"),
     list_all: bool = typer.Option(False, "--list", help="list the tournaments of the database"),
 ) -> None:

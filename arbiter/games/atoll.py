@@ -171,7 +171,7 @@ class AtollPosition(Position):
 
     @classmethod
     def from_board(cls, white: int, black: int, side: int, ply: int,
-                   winner: int | None = None) -> "AtollPosition":
+                   winner: int | None = None) -> AtollPosition:
         return cls((white, black), (groups_of(white), groups_of(black)), side, ply, winner)
 
     # -- the interface -------------------------------------------------------
@@ -212,7 +212,7 @@ class AtollPosition(Position):
             return None
         return Outcome(Termination.CONNECTION, COLORS[self._winner])
 
-    def play(self, move: str) -> "AtollPosition":
+    def play(self, move: str) -> AtollPosition:
         index = INDEX.get(move)
         if index is not None and self._winner is None:
             bit = BIT[index]
@@ -247,7 +247,7 @@ class AtollPosition(Position):
             return self._swapped()
         return self.play(canonical)
 
-    def _swapped(self) -> "AtollPosition":
+    def _swapped(self) -> AtollPosition:
         """Pie rule (§4): Black's one stone becomes a White stone on the mirror cell."""
         white, black = self._stones
         first = black & ~ISLAND_STONES[1]
@@ -369,7 +369,7 @@ class AtollGame(Game):
             raise InvalidFenError(
                 fen, f"the board needs 13 columns a-m separated by '/', got {len(columns)}")
         white = black = 0
-        for col, text in zip(COLUMNS, columns):
+        for col, text in zip(COLUMNS, columns, strict=False):
             rows = ROWS[col]
             cells = [f"{col}{r}" for r in rows]
             count = 0

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import enum
 from abc import ABC, abstractmethod
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Iterable, Sequence
+from typing import ClassVar
 
 
 class Color(enum.Enum):
@@ -36,7 +37,7 @@ class Color(enum.Enum):
     BLACK = "black"
 
     @property
-    def other(self) -> "Color":
+    def other(self) -> Color:
         return Color.BLACK if self is Color.WHITE else Color.WHITE
 
     def __str__(self) -> str:  # pragma: no cover - convenience
@@ -127,7 +128,7 @@ class Position(ABC):
     # quick-to-make positions (perft and playouts make millions).
     __slots__ = ()
 
-    game: ClassVar["Game"]
+    game: ClassVar[Game]
 
     @property
     @abstractmethod
@@ -144,7 +145,7 @@ class Position(ABC):
         """Every legal move, canonical strings; empty when the game is over."""
 
     @abstractmethod
-    def play(self, move: str) -> "Position":
+    def play(self, move: str) -> Position:
         """The position after ``move``; raises IllegalMoveError if it is not legal.
 
         Accepts any spelling that :meth:`parse_move` accepts."""

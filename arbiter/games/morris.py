@@ -457,7 +457,7 @@ class MorrisPosition(Position):
     def outcome(self) -> Outcome | None:
         return self._outcome
 
-    def play(self, move: str) -> "MorrisPosition":
+    def play(self, move: str) -> MorrisPosition:
         decoded = _DECODE.get(move)
         moves = self._moves
         # Legal if listed, when the moves were listed (playouts, perft: they
@@ -787,7 +787,7 @@ class MorrisGame(Game):
         if len(ranks) != len(RANKS):
             raise bad(f"the board needs 7 ranks separated by '/', got {len(ranks)}")
         white = black = 0
-        for text, names in zip(ranks, RANKS):
+        for text, names in zip(ranks, RANKS, strict=False):
             rank_no = names[0][1]
             at = 0
             previous_digit = False
@@ -820,7 +820,7 @@ class MorrisGame(Game):
         values = []
         for label, text, high in zip(
                 ("white in hand", "black in hand", "plies without removal", "ply"),
-                numbers, (PIECES_PER_SIDE, PIECES_PER_SIDE, NO_PROGRESS_PLIES, None)):
+                numbers, (PIECES_PER_SIDE, PIECES_PER_SIDE, NO_PROGRESS_PLIES, None), strict=False):
             if not text.isdigit() or not text.isascii():
                 raise bad(f"{label} must be a non-negative integer, got {text!r}")
             value = int(text)

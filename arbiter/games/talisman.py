@@ -326,7 +326,7 @@ class TalismanPosition(Position):
                         break
         return tuple(moves)
 
-    def play(self, move: str) -> "TalismanPosition":
+    def play(self, move: str) -> TalismanPosition:
         entry = MOVE_TABLE.get(move)
         if entry is None:  # another spelling, or garbage: let parse_move decide
             move = self.parse_move(move)
@@ -599,7 +599,7 @@ class TalismanPosition(Position):
             board[row][col] = self._triangle_char(t).replace(".", " ")
         lines = [
             ("".join(b).ljust(width + 6) + "".join(n)).rstrip()
-            for b, n in zip(board, names)
+            for b, n in zip(board, names, strict=False)
         ]
         white_score, black_score = self.scores()
         phase = "placement" if self.in_placement else "movement"
@@ -732,13 +732,13 @@ class TalismanGame(Game):
                 f"points: expected 5 rows separated by '/' (3/4/5/4/3 points), got {len(rows)}"
             )
         white = black = 0
-        for number, (row, names) in enumerate(zip(rows, ROWS), start=1):
+        for number, (row, names) in enumerate(zip(rows, ROWS, strict=False), start=1):
             if len(row) != len(names):
                 raise bad(
                     f"points: row {number} ({names[0]}-{names[-1]}) needs {len(names)} "
                     f"characters, got {row!r}"
                 )
-            for char, point in zip(row, names):
+            for char, point in zip(row, names, strict=False):
                 if char == "w":
                     white |= 1 << INDEX[point]
                 elif char == "b":
@@ -757,12 +757,12 @@ class TalismanGame(Game):
                 f"got {len(bands)}"
             )
         owned_white = owned_black = 0
-        for number, (band, indices) in enumerate(zip(bands, _TRIANGLE_BANDS), start=1):
+        for number, (band, indices) in enumerate(zip(bands, _TRIANGLE_BANDS, strict=False), start=1):
             if len(band) != len(indices):
                 raise bad(
                     f"triangles: band {number} needs {len(indices)} characters, got {band!r}"
                 )
-            for char, t in zip(band, indices):
+            for char, t in zip(band, indices, strict=False):
                 if char == "w":
                     owned_white |= 1 << t
                 elif char == "b":

@@ -313,7 +313,7 @@ class TrollPosition(Position):
             self._outcome = outcome
         return outcome
 
-    def play(self, move: str) -> "TrollPosition":
+    def play(self, move: str) -> TrollPosition:
         # Fast path: a canonical drop.  Legality is cheap to decide directly
         # (empty cell, and either a free cell or at least one flip), so moves
         # from legal_moves() never pay for parse_move's explanations.

@@ -1,6 +1,5 @@
 """Plays two moves, then dies (exit status 3) on its third ``go``: a crash mid-game."""
 import os
-import sys
 
 from _base import play, run
 
