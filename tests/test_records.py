@@ -2,8 +2,8 @@
 through the referee, JSONL, and the ``export``/``replay``/``show``/``import``
 commands on real files, real SQLite databases and real engine processes.
 
-The commands run in-process (tests/cli.py); the tournament whose records the
-round-trip tests read is played once for the module (:func:`played`)."""
+The commands run in-process (tests/cli.py), the engines and databases they
+use are real."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ import json
 import random
 import sqlite3
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -463,46 +462,23 @@ def standings_json(db: Path) -> dict:
     return data
 
 
-@dataclass(frozen=True)
-class Played:
-    """A finished tournament: its database, its live ``--pgn`` file, and
-    what ``export`` wrote of it."""
-
-    db: Path
-    live: Path
-    exported: str
-
-
-@pytest.fixture(scope="module")
-def played(tmp_path_factory) -> Played:
-    """One tournament through real engines into a real database, played once
-    for the round-trip tests below, which only read it: 2 games a round (a
-    pair), 2 rounds, so the Round tags reach "2.2"."""
-    where = tmp_path_factory.mktemp("played")
-    db, live = where / "t.db", where / "live.pgn"
+def test_tournament_export_replay_import_export_is_identical(tmp_path):
+    """The issue's round trip through real engines and real databases; the
+    live --pgn file is the export, and the standings survive the import.
+    One test, not several sharing a module fixture: pytest -n 2 would play
+    the tournament once in each worker."""
+    db, live = tmp_path / "t.db", tmp_path / "live.pgn"
     run = invoke("tournament", "--game", "morris", "-e", RANDOM, "-e", GREEDY, "--games", "2",
                  "--rounds", "2", "--random-plies", "2", "--tc", "10+0.1", "--maxplies", "40",
                  "--db", db, "--pgn", live, "--plain")
     assert run.returncode == 0, run.stderr
     exported = invoke("export", "--db", db)
     assert exported.returncode == 0, exported.stderr
-    return Played(db, live, exported.stdout)
-
-
-def test_tournament_export_is_the_live_pgn_file_and_the_same_bytes_every_time(played):
-    """The issue's round trip through real engines and real databases: the
-    live --pgn file is the export."""
-    text = played.exported
+    text = exported.stdout
     assert len(records.parse_games(text, "x")) == 4
     assert '[Round "2.2"]' in text and "{book}" in text
-    assert invoke("export", "--db", played.db).stdout == text  # the same bytes every time
-    assert played.live.read_text() == text
-
-
-def test_tournament_export_replay_import_export_is_identical(played, tmp_path):
-    """The export replays, imports, exports to the same text, and the
-    standings survive the import; a second import is refused."""
-    text = played.exported
+    assert invoke("export", "--db", db).stdout == text  # the same bytes every time
+    assert live.read_text() == text
     (tmp_path / "t.pgn").write_text(text)
     replay = invoke("replay", tmp_path / "t.pgn")
     assert replay.returncode == 0 and replay.stdout.endswith("4 games: 4 OK, 0 bad\n")
@@ -510,19 +486,16 @@ def test_tournament_export_replay_import_export_is_identical(played, tmp_path):
     imported = invoke("import", tmp_path / "t.pgn", "--db", fresh)
     assert imported.returncode == 0, imported.stderr
     assert invoke("export", "--db", fresh).stdout == text
-    assert standings_json(fresh) == standings_json(played.db)
+    assert standings_json(fresh) == standings_json(db)
     again = invoke("import", tmp_path / "t.pgn", "--db", fresh)
     assert again.returncode == 1 and "already imported" in again.stderr
-
-
-def test_tournament_jsonl_export_import_export_keeps_every_per_move_field(played, tmp_path):
-    """The lossless form: every per-move field survives."""
-    jsonl = invoke("export", "--db", played.db, "--format", "jsonl", "--out", tmp_path / "t.jsonl")
+    # the lossless form: every per-move field survives
+    jsonl = invoke("export", "--db", db, "--format", "jsonl", "--out", tmp_path / "t.jsonl")
     assert jsonl.returncode == 0, jsonl.stderr
     other = tmp_path / "other.db"
     assert invoke("import", tmp_path / "t.jsonl", "--db", other).returncode == 0
     assert invoke("export", "--db", other, "--format", "jsonl").stdout == (tmp_path / "t.jsonl").read_text()
-    assert invoke("export", "--db", other).stdout == played.exported
+    assert invoke("export", "--db", other).stdout == text
 
 
 def test_a_match_with_an_illegal_move_replays_and_names_the_move(tmp_path):
