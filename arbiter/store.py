@@ -36,8 +36,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlite_utils import Database
-
 SCHEMA_VERSION = 1
 DEFAULT_DB = "arbiter.db"
 
@@ -81,6 +79,8 @@ class Store:
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, readonly: bool = False,
                  busy_timeout: float = 30.0):
+        from sqlite_utils import Database  # here: `arbiter replay` and `show` need no SQLite
+
         self.path = Path(path)
         self._lock = threading.RLock()
         if readonly and not self.path.exists():

@@ -1,17 +1,22 @@
 """Game records (specs/records.md): the PGN-like text, its parser, replay
 through the referee, JSONL, and the ``export``/``replay``/``show``/``import``
-commands on real files, real SQLite databases and real engine processes."""
+commands on real files, real SQLite databases and real engine processes.
+
+The commands run in-process (tests/cli.py), the engines and databases they
+use are real."""
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import random
 import sqlite3
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from cli import invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,13 +34,6 @@ GREEDY = f"cmd={PYTHON} arg=-m arg=sample_engines.greedy name=greedy"
 ILLEGAL = f"cmd={PYTHON} arg={Path(__file__).parent / 'bad_engines' / 'illegal.py'} name=illegal"
 
 
-def arbiter(*args: str, cwd: str | Path | None = None) -> subprocess.CompletedProcess:
-    run = subprocess.run([PYTHON, "-m", "arbiter", *map(str, args)], capture_output=True,
-                         text=True, timeout=300, cwd=cwd)
-    assert "Traceback" not in run.stderr, run.stderr
-    return run
-
-
 # --- records made through the referee ----------------------------------------------
 
 
@@ -48,13 +46,22 @@ def random_record(name: str, seed: int, *, book: int = 2, from_fen_after: int = 
 
     ``from_fen_after``: start from the position string after that many
     plies; ``stop_early``: stop before the end and record a time forfeit of
-    the side to move (a match ending, specs/records.md §7)."""
+    the side to move (a match ending, specs/records.md §7).  Seeded, so the
+    same arguments give the same game: played once, a fresh copy each call
+    (a test may change it)."""
+    return copy.deepcopy(_random_record(name, seed, book, from_fen_after, stop_early))
+
+
+@functools.cache
+def _random_record(name: str, seed: int, book: int, from_fen_after: int,
+                   stop_early: bool) -> GameRecord:
     rng = random.Random(f"{name}/{seed}")
     game = get_game(name)
     start = game.start()
     for _ in range(from_fen_after):
         start = start.play(rng.choice(sorted(start.legal_moves())))
-    position, played = start, []
+    position = start
+    played: list[tuple[str, Color]] = []
     limit = rng.randint(3, 12) if stop_early else 400
     while not position.is_over() and len(played) < limit:
         move = rng.choice(sorted(position.legal_moves()))
@@ -120,13 +127,15 @@ def test_scores_are_written_from_the_movers_view_and_read_back(score, text):
                                       (61234, "61.234s")])
 def test_times_are_seconds_without_trailing_zeros(ms, text):
     assert format_seconds(ms) == text
-    assert parse_move_comment(text).time_ms == ms
+    data = parse_move_comment(text)
+    assert data is not None and data.time_ms == ms
 
 
 def test_move_comments_and_free_text():
     data = parse_move_comment("+0.35/12 0.52s")
-    assert (data.score, data.depth, data.time_ms) == ("cp 35", 12, 520)
-    assert parse_move_comment("?/7 1s").depth == 7 and parse_move_comment("?/7 1s").score is None
+    assert data is not None and (data.score, data.depth, data.time_ms) == ("cp 35", 12, 520)
+    data = parse_move_comment("?/7 1s")
+    assert data is not None and data.depth == 7 and data.score is None
     for free in ("a good move", "+0.35/12", "0.52", "+0.35/x 1s", "1.0005s", ""):
         assert parse_move_comment(free) is None, free
 
@@ -175,14 +184,14 @@ def test_atoll_pairs_start_with_blacks_move_and_fen_starts_number_from_its_ply()
     assert f"}} {second.move} {{" in movetext and f"2. {record.moves[2].move} {{" in movetext
     # a position string with p2 (White) to move: "N... move"
     record = random_record("atoll", 5, book=0, from_fen_after=3)
-    assert get_game("atoll").from_fen(record.fen).to_move is Color.WHITE
+    assert record.fen is not None and get_game("atoll").from_fen(record.fen).to_move is Color.WHITE
     movetext = records.write_game(record).split("\n\n", 1)[1]
     assert movetext.startswith(f"2... {record.moves[0].move} {{")
 
 
 @settings(max_examples=60, deadline=None)
-@given(name=st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=30),
-       detail=st.text(st.characters(blacklist_categories=("Cs",)), max_size=60))
+@given(name=st.text(st.characters(blacklist_categories=["Cs", "Cc"]), max_size=30),
+       detail=st.text(st.characters(blacklist_categories=["Cs"]), max_size=60))
 def test_any_name_survives_and_any_detail_stays_inside_its_comment(name, detail):
     record = random_record("troll", 1)
     record.white, record.termination_detail = name, detail
@@ -230,7 +239,8 @@ def test_hand_written_games_replay_and_read_as_written():
     assert troll.closing_comment == "White connects rank 1 to rank 8"
     assert troll.moves[3].comments == ["a free-text comment"]
     final = get_game("troll").position(None, [m.text.lower() for m in troll.moves])
-    assert reports[0].final_fen == final.fen() and final.outcome().result == "1-0"
+    outcome = final.outcome()
+    assert reports[0].final_fen == final.fen() and outcome is not None and outcome.result == "1-0"
     morris = records.to_record(games[1])
     assert morris.fen == "3/3/3/B1W3/2W/2B/3 w 7 7 0 4" and morris.termination == "blocked"
     assert (morris.moves[0].score, morris.moves[0].depth, morris.moves[0].time_ms) == ("cp 35", 4, 1500)
@@ -257,7 +267,7 @@ def illegal_reason(name: str, fen: str | None, moves: list[str], bad: str) -> st
 def test_replay_names_what_is_wrong_in_each_bad_game():
     """Each game of tests/data/records/bad_games.pgn has one mistake; the
     CLI names file, line, game and the mistake, exit 1, no traceback."""
-    run = arbiter("replay", BAD_GAMES)
+    run = invoke("replay", BAD_GAMES)
     assert run.returncode == 1
     where = str(BAD_GAMES)
     reason = illegal_reason("morris", None, ["a1", "d7", "g7"], "a1")
@@ -281,7 +291,7 @@ def test_replay_names_what_is_wrong_in_each_bad_game():
     for line, start in zip(lines, expected, strict=False):
         assert line.startswith(start), (line, start)
     assert lines[-1] == "12 games: 0 OK, 12 bad"
-    data = json.loads(arbiter("replay", BAD_GAMES, "--json").stdout)
+    data = json.loads(invoke("replay", BAD_GAMES, "--json").stdout)
     assert [r["kind"] for r in data["reports"]] == [
         "syntax", "unknown-game", "illegal-move", "result", "result", "result", "result",
         "unknown-game", "tag", "tag", "tag", "syntax"]
@@ -309,6 +319,7 @@ def test_unclosed_comment_or_variation_does_not_swallow_the_next_game():
         "f.pgn:4: game 1: comment '{' not closed before the next game's tags (line 6)",
         "f.pgn:9: game 2: variation '(' never closed before the next game's tags (line 11)",
     ]
+    assert isinstance(items[2], records.ParsedGame)
     assert records.replay(items[2]).ok and items[2].number == 3
 
 
@@ -339,7 +350,7 @@ def test_arbitrary_text_gives_verdicts_not_exceptions(text):
     for item in records.read_games(text, "fuzz.pgn"):
         if isinstance(item, records.ParsedGame):
             report = records.replay(item)
-            assert report.ok or report.error.startswith("fuzz.pgn:")
+            assert report.ok or (report.error is not None and report.error.startswith("fuzz.pgn:"))
         else:
             assert str(item).startswith("fuzz.pgn:")
 
@@ -366,20 +377,23 @@ def test_match_endings_check_the_loser_and_that_the_rules_had_not_ended_the_game
         assert verdict(game_text("troll", "d5 e4", result, "crash")).ok
     winning = "d4 a5 e4 d7 b6 e2 e5 e3 c8 b7 b4 f5 c4 b5 e1 a3 b8"
     report = verdict(game_text("troll", winning, "1-0", "time-forfeit"))
-    assert not report.ok and "already over by the rules: 1-0 by connection" in report.error
+    assert not report.ok and report.error is not None
+    assert "already over by the rules: 1-0 by connection" in report.error
     report = verdict(game_text("troll", winning, "1-0", "no-moves"))
-    assert not report.ok and "tag Termination 'no-moves' but the final position ends by connection" in report.error
+    assert not report.ok and report.error is not None
+    assert "tag Termination 'no-moves' but the final position ends by connection" in report.error
 
 
 def test_max_plies_adjudication_follows_the_scores():
     """Talisman keeps scores: the higher one wins; Troll has none: a draw."""
     moves = "B C A P M S G D H L Q R M-I L-K I-J R-O A-E K-I"
     scores = get_game("talisman").position(None, moves.split()).scores()
-    assert scores[0] != scores[1]
+    assert scores is not None and scores[0] != scores[1]
     right = "1-0" if scores[0] > scores[1] else "0-1"
     assert verdict(game_text("talisman", moves, right, "max-plies")).ok
     report = verdict(game_text("talisman", moves, "1/2-1/2", "max-plies"))
-    assert not report.ok and f"scores {scores[0]}-{scores[1]}" in report.error
+    assert not report.ok and report.error is not None
+    assert f"scores {scores[0]}-{scores[1]}" in report.error
     assert verdict(game_text("troll", "d5 e4", "1/2-1/2", "max-plies")).ok
     assert not verdict(game_text("troll", "d5 e4", "1-0", "max-plies")).ok
 
@@ -396,8 +410,7 @@ def test_show_draws_the_position_after_k_plies(number, ply):
     name = game.tags["Game"]
     moves = [m.text.lower() if name == "troll" else m.text for m in game.moves]
     position = get_game(name).position(fen, moves[:len(moves) if ply is None else ply])
-    args = ["show", HANDWRITTEN, "--game", str(number)] + ([] if ply is None else ["--ply", str(ply)])
-    run = arbiter(*args)
+    run = invoke("show", HANDWRITTEN, "--game", number, *([] if ply is None else ["--ply", ply]))
     assert run.returncode == 0, run.stderr
     assert position.diagram().rstrip("\n") in run.stdout
     assert f"fen: {position.fen()}" in run.stdout
@@ -407,40 +420,42 @@ def test_show_draws_the_position_after_k_plies(number, ply):
     else:
         assert f"game over: {outcome.result} by {outcome.termination.value}" in run.stdout
     if name == "talisman":
-        white, black = position.scores()
+        scores = position.scores()
+        assert scores is not None
+        white, black = scores
         assert f"scores: white {white}, black {black}" in run.stdout
 
 
 def test_show_and_replay_refuse_bad_requests_cleanly(tmp_path):
-    run = arbiter("show", HANDWRITTEN, "--game", "9")
+    run = invoke("show", HANDWRITTEN, "--game", "9")
     assert run.returncode == 2 and "no game 9: the file has 5 game(s)" in run.stderr
-    run = arbiter("show", HANDWRITTEN, "--game", "1", "--ply", "18")
+    run = invoke("show", HANDWRITTEN, "--game", "1", "--ply", "18")
     assert run.returncode == 2 and "ply 18 out of range: the game has 17 plies" in run.stderr
-    run = arbiter("show", BAD_GAMES, "--game", "3", "--ply", "4")
+    run = invoke("show", BAD_GAMES, "--game", "3", "--ply", "4")
     assert run.returncode == 2 and "ply 4: illegal move 'a1'" in run.stderr
     (tmp_path / "latin1.pgn").write_bytes(b'[Event "caf\xe9"]\n')
-    run = arbiter("replay", tmp_path / "latin1.pgn")
+    run = invoke("replay", tmp_path / "latin1.pgn")
     assert run.returncode == 2 and "latin1.pgn:1: not UTF-8 text" in run.stderr
-    run = arbiter("replay", tmp_path / "missing.pgn")
+    run = invoke("replay", tmp_path / "missing.pgn")
     assert run.returncode == 2 and "missing.pgn: no such file" in run.stderr
     (tmp_path / "empty.pgn").write_text("; nothing\n")
-    run = arbiter("replay", tmp_path / "empty.pgn")
+    run = invoke("replay", tmp_path / "empty.pgn")
     assert run.returncode == 1 and "no games in the file" in run.stderr
 
 
 def test_import_refuses_a_file_with_any_bad_game(tmp_path):
     db = tmp_path / "a.db"
-    run = arbiter("import", BAD_GAMES, "--db", db)
+    run = invoke("import", BAD_GAMES, "--db", db)
     assert run.returncode == 1 and "nothing imported: 12 of 12 games are bad" in run.stderr
     assert "game 3: ply 4 (move 2, black): illegal move 'a1'" in run.stderr
-    run = arbiter("import", HANDWRITTEN, "--db", db)  # game 5 is unfinished
+    run = invoke("import", HANDWRITTEN, "--db", db)  # game 5 is unfinished
     assert run.returncode == 1 and "game 5: an unfinished game (*) is not a record" in run.stderr
     assert not db.exists() or sqlite3.connect(db).execute(
         "select count(*) from sqlite_master where name = 'games'").fetchone()[0] == 0
 
 
 def standings_json(db: Path) -> dict:
-    run = arbiter("standings", "--db", db, "--json")
+    run = invoke("standings", "--db", db, "--json")
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
     data.pop("tournament", None)  # its id and name: the rest must agree
@@ -449,53 +464,55 @@ def standings_json(db: Path) -> dict:
 
 def test_tournament_export_replay_import_export_is_identical(tmp_path):
     """The issue's round trip through real engines and real databases; the
-    live --pgn file is the export, and the standings survive the import."""
+    live --pgn file is the export, and the standings survive the import.
+    One test, not several sharing a module fixture: pytest -n 2 would play
+    the tournament once in each worker."""
     db, live = tmp_path / "t.db", tmp_path / "live.pgn"
-    run = arbiter("tournament", "--game", "morris", "-e", RANDOM, "-e", GREEDY, "--games", "2",
-                  "--rounds", "2", "--random-plies", "2", "--tc", "10+0.1", "--maxplies", "40",
-                  "--db", db, "--pgn", live, "--plain")
+    run = invoke("tournament", "--game", "morris", "-e", RANDOM, "-e", GREEDY, "--games", "2",
+                 "--rounds", "2", "--random-plies", "2", "--tc", "10+0.1", "--maxplies", "40",
+                 "--db", db, "--pgn", live, "--plain")
     assert run.returncode == 0, run.stderr
-    exported = arbiter("export", "--db", db)
+    exported = invoke("export", "--db", db)
     assert exported.returncode == 0, exported.stderr
     text = exported.stdout
     assert len(records.parse_games(text, "x")) == 4
     assert '[Round "2.2"]' in text and "{book}" in text
-    assert arbiter("export", "--db", db).stdout == text  # the same bytes every time
+    assert invoke("export", "--db", db).stdout == text  # the same bytes every time
     assert live.read_text() == text
     (tmp_path / "t.pgn").write_text(text)
-    replay = arbiter("replay", tmp_path / "t.pgn")
+    replay = invoke("replay", tmp_path / "t.pgn")
     assert replay.returncode == 0 and replay.stdout.endswith("4 games: 4 OK, 0 bad\n")
     fresh = tmp_path / "fresh.db"
-    imported = arbiter("import", tmp_path / "t.pgn", "--db", fresh)
+    imported = invoke("import", tmp_path / "t.pgn", "--db", fresh)
     assert imported.returncode == 0, imported.stderr
-    assert arbiter("export", "--db", fresh).stdout == text
+    assert invoke("export", "--db", fresh).stdout == text
     assert standings_json(fresh) == standings_json(db)
-    again = arbiter("import", tmp_path / "t.pgn", "--db", fresh)
+    again = invoke("import", tmp_path / "t.pgn", "--db", fresh)
     assert again.returncode == 1 and "already imported" in again.stderr
     # the lossless form: every per-move field survives
-    jsonl = arbiter("export", "--db", db, "--format", "jsonl", "--out", tmp_path / "t.jsonl")
+    jsonl = invoke("export", "--db", db, "--format", "jsonl", "--out", tmp_path / "t.jsonl")
     assert jsonl.returncode == 0, jsonl.stderr
     other = tmp_path / "other.db"
-    assert arbiter("import", tmp_path / "t.jsonl", "--db", other).returncode == 0
-    assert arbiter("export", "--db", other, "--format", "jsonl").stdout == (tmp_path / "t.jsonl").read_text()
-    assert arbiter("export", "--db", other).stdout == text
+    assert invoke("import", tmp_path / "t.jsonl", "--db", other).returncode == 0
+    assert invoke("export", "--db", other, "--format", "jsonl").stdout == (tmp_path / "t.jsonl").read_text()
+    assert invoke("export", "--db", other).stdout == text
 
 
 def test_a_match_with_an_illegal_move_replays_and_names_the_move(tmp_path):
     db, live = tmp_path / "m.db", tmp_path / "m.pgn"
-    run = arbiter("match", "troll", ILLEGAL, RANDOM, "--games", "2", "--tc", "10+0.1",
+    run = invoke("match", "troll", ILLEGAL, RANDOM, "--games", "2", "--tc", "10+0.1",
                   "--db", db, "--pgn", live, "--plain")
     assert run.returncode == 0, run.stderr
     text = live.read_text()
     assert '[Termination "illegal-move"]' in text
     assert "played illegal move" in text
-    assert arbiter("replay", live).returncode == 0
-    assert arbiter("import", live, "--db", tmp_path / "fresh.db").returncode == 0
-    assert arbiter("export", "--db", tmp_path / "fresh.db").stdout == text
+    assert invoke("replay", live).returncode == 0
+    assert invoke("import", live, "--db", tmp_path / "fresh.db").returncode == 0
+    assert invoke("export", "--db", tmp_path / "fresh.db").stdout == text
 
 
 def test_export_errors(tmp_path):
-    run = arbiter("export", "--db", tmp_path / "none.db")
+    run = invoke("export", "--db", tmp_path / "none.db")
     assert run.returncode == 2 and "no database at" in run.stderr
-    run = arbiter("export", "--db", tmp_path / "none.db", "--format", "xml")
+    run = invoke("export", "--db", tmp_path / "none.db", "--format", "xml")
     assert run.returncode == 2 and "--format must be pgn or jsonl" in run.stderr

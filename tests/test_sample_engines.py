@@ -122,7 +122,7 @@ class EngineProcess:
                 stream.close()  # type: ignore[union-attr]
             except OSError:
                 pass
-        if self.stderr is not subprocess.DEVNULL:
+        if not isinstance(self.stderr, int):  # a file, not subprocess.DEVNULL
             self.stderr.close()
 
 
@@ -317,7 +317,7 @@ def test_quit_during_an_infinite_search_exits(engine_factory):
 def test_stdin_closed_ends_the_engine(engine_factory):
     engine = engine_factory("greedy")
     engine.handshake()
-    engine.proc.stdin.close()  # type: ignore[union-attr]
+    engine.proc.stdin.close()
     assert engine.proc.wait(timeout=HANG_GUARD) == 0
 
 
@@ -341,10 +341,11 @@ def test_query_agrees_with_the_referee(engine_factory, game):
             engine.send(m.Query(what))
             assert engine.expect(m.Response).value == query_answer(pos, what)
     final = get_game(game).position(None, moves)
-    if final.outcome() is not None:
-        p1_won = final.outcome().winner is get_game(game).first
+    outcome = final.outcome()
+    if outcome is not None:
+        p1_won = outcome.winner is get_game(game).first
         engine.send(m.Query("result"))
-        expected = "draw" if final.outcome().winner is None else ("p1win" if p1_won else "p2win")
+        expected = "draw" if outcome.winner is None else ("p1win" if p1_won else "p2win")
         assert engine.expect(m.Response).value == expected
     engine.quit()
 
@@ -419,10 +420,10 @@ def test_time_budget_arithmetic():
 
 def _play(game: str, white, black) -> Color | None:
     position = get_game(game).start()
-    while position.outcome() is None:
+    while (outcome := position.outcome()) is None:
         engine = white if position.to_move is Color.WHITE else black
         position = position.play(engine.choose_move(position, SearchLimits.fixed()))
-    return position.outcome().winner
+    return outcome.winner
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -7,10 +7,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import NoReturn, TypeVar
 
-import trio
 import typer
-
-from arbiter.engine import log_dir_problem, sole_exception
 
 app = typer.Typer(
     name="arbiter",
@@ -44,6 +41,8 @@ def checked_log_dir(path: str | None) -> str | None:
     """``--log DIR``: made if missing, else a clear error (exit 2) before
     any engine starts."""
     if path is not None:
+        from arbiter.engine import log_dir_problem  # trio: not for the light commands
+
         problem = log_dir_problem(path)
         if problem is not None:
             fail(f"--log {path}: {problem}")
@@ -74,6 +73,9 @@ def run_interruptible(main: Callable[[], Awaitable[T]]) -> T:
     :func:`interrupted`).  Left to their default, those signals end the
     process at once, and an engine that ignores the end of its input would
     outlive it."""
+    import trio  # here, not at the top: the light commands never run trio
+
+    from arbiter.engine import sole_exception
 
     async def guarded() -> T:
         try:

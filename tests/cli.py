@@ -1,0 +1,95 @@
+"""The ``arbiter`` command line from the tests: in this process, or as a real process.
+
+Most CLI tests only check what a command prints and its exit status: they call
+:func:`invoke`, typer's ``CliRunner`` on ``arbiter.cli.app`` in this process
+(no interpreter start-up and no imports per call, so it costs milliseconds
+where a process costs a second).  A test that needs a real process -- signals,
+the exit of a killed run, pipes, the ``python -m arbiter`` entry point
+itself -- calls :func:`arbiter` (run to the end) or :func:`start` (a process to
+drive).
+
+``invoke`` and ``arbiter`` return the same ``subprocess.CompletedProcess[str]``
+(``returncode``, ``stdout``, ``stderr``), so a test moves from one to the other
+by changing the name.  Both fail the test on a traceback, as the CLI's contract
+is one clear line for any error, never a traceback (``invoke`` raises the
+exception a command let out, with its own traceback).
+
+Usage, from a test file (``tests/`` is on ``sys.path``)::
+
+    from cli import arbiter, invoke
+
+    run = invoke("moves", "troll", "--json")
+    assert run.returncode == 0, run.stderr
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from arbiter.cli import app
+
+#: the repository: first on a child's PYTHONPATH, so a real process runs this
+#: work tree's code whatever is installed
+ROOT = Path(__file__).resolve().parent.parent
+
+#: seconds a real ``arbiter`` process may run before the test fails: a guard
+#: against a hang, never a measure of speed
+PROCESS_TIMEOUT = 300.0
+
+#: a command-line argument (passed as its str())
+Arg = str | os.PathLike[str] | int
+#: a directory to run in
+Place = str | os.PathLike[str]
+
+
+def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment with ``env`` over it and :data:`ROOT` first
+    on ``PYTHONPATH`` (the engines an arbiter process starts inherit it)."""
+    merged = {**os.environ, **(env or {})}
+    path = merged.get("PYTHONPATH")
+    merged["PYTHONPATH"] = str(ROOT) if not path else f"{ROOT}{os.pathsep}{path}"
+    return merged
+
+
+def _command(args: tuple[Arg, ...]) -> list[str]:
+    return [sys.executable, "-m", "arbiter", *map(str, args)]
+
+
+def arbiter(*args: Arg, cwd: Place | None = None, timeout: float = PROCESS_TIMEOUT,
+            env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m arbiter ARGS`` as a real process, run to its end; its exit
+    status and output as text.  ``env`` is added to the environment."""
+    run = subprocess.run(_command(args), cwd=cwd, env=child_env(env), capture_output=True,
+                         text=True, timeout=timeout)
+    assert "Traceback" not in run.stderr, run.stderr
+    return run
+
+
+def start(*args: Arg, cwd: Place | None = None,
+          env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
+    """``python -m arbiter ARGS`` started and left running, stdout and stderr
+    piped as text: for a test that signals, kills or reads it live.  The
+    caller waits for it (or kills it)."""
+    return subprocess.Popen(_command(args), cwd=cwd, env=child_env(env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def invoke(*args: Arg, cwd: Place | None = None) -> subprocess.CompletedProcess[str]:
+    """The same command in this process (``cwd``: run from that directory),
+    with what it printed: what :func:`arbiter` would return, without the
+    process.  An exception the command lets out is raised here."""
+    argv = [str(arg) for arg in args]
+    with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+        result = CliRunner().invoke(app, argv, prog_name="arbiter")
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    assert "Traceback" not in result.stderr, result.stderr
+    return subprocess.CompletedProcess(["arbiter", *argv], result.exit_code, result.stdout,
+                                       result.stderr)
