@@ -27,7 +27,7 @@ import trio
 from bad_engines.harness import processes_with
 
 from arbiter.check import CHECKS, CheckReport, CheckSettings, Status, run_checks
-from arbiter.check_positions import (
+from arbiter.check.positions import (
     FEATURES,
     QUICK_FEATURES,
     final_positions,

@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arbiter.check import CheckReport, CheckResult, CheckSettings, Status, run_checks
-from arbiter.check_positions import PositionDataError, positions
+from arbiter.check.positions import PositionDataError, positions
 from arbiter.enginespec import DEFAULT_ENGINES_FILE
 from arbiter.games import GameError, get_game
 

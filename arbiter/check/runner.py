@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 import trio
 
-from arbiter.check_positions import CheckPosition, final_positions, positions
-from arbiter.check_probe import (
+from arbiter.check.positions import CheckPosition, final_positions, positions
+from arbiter.check.probe import (
     FLOOD_BYTES,
     FLOOD_BYTES_PER_S,
     FLOOD_LINES,
