@@ -324,11 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output", help=f"write here instead of the package's {DATA_FILE}")
     args = parser.parse_args(argv)
     try:
-        if args.regenerate:
-            regenerate(args.output, args.game or GAME_NAMES)
+        data = regenerate(args.output, args.game or GAME_NAMES) if args.regenerate else _stored()
         for name in GAME_NAMES:
-            print(f"{name}: {len(positions(name))} positions ({len(positions(name, quick=True))} quick), "
-                  f"{len(final_positions(name))} finished games")
+            entries = _verify_all(name, data)
+            print(f"{name}: {len(entries)} positions ({sum(e.quick for e in entries)} quick), "
+                  f"{len(_final_positions(name, data))} finished games")
     except PositionDataError as exc:
         print(f"positions: {exc}", file=sys.stderr)
         return 3
