@@ -3,7 +3,8 @@
 They run first, in one process when the engine allows it; a start that
 fails sets :attr:`Checker.start_failed` (every check that needs a started
 engine is then skipped), an engine that does not play the game sets
-:attr:`Checker.game_failed`.  ``specs/check.md`` §Start-up and §isready.
+:attr:`Checker.game_failed`.  ``specs/check.md`` §The checks: ``startup.*``,
+``isready.idle``, ``isready.newgame``.
 """
 
 from __future__ import annotations

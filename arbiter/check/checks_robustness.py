@@ -4,7 +4,7 @@
 judge the :class:`~arbiter.check.probe.Evidence` gathered from every process
 of the run, so they come last: ``info`` lines parse, their ``pv``s are legal,
 nothing unasked or malformed, no flood, output flushed per line.
-``specs/check.md`` §quit, §info.parse, §info.pv, §output.*.
+``specs/check.md`` §The checks: ``quit``, ``info.*``, ``output.*``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 They test what the referee judges: every ``bestmove`` legal in positions from
 real games (special cases included), a whole game under clocks, ``query``
 answers agreeing with the referee, and the same verdicts in a second round
-in the same process.  ``specs/check.md`` §legality, §game.selfplay, §query, §repeat.
+in the same process.  ``specs/check.md`` §The checks:
+``legality``, ``game.selfplay``, ``query``, ``repeat``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ STYLES = ("startpos", "fen", "fen+moves")
        "(specs/check.md §Positions), sent alternately as startpos+moves, fen and fen+moves",
        needs="search", searches=30)
 async def legality(checker: Checker, ctx: Context) -> None:
-    entries = [(entry, STYLES[i % 3]) for i, entry in enumerate(checker.positions)]
+    entries = [(entry, STYLES[i % len(STYLES)]) for i, entry in enumerate(checker.positions)]
     probe = await checker.fresh(ctx)
     _, verdicts = await checker.search_entries(probe, ctx, entries, checker.movetime_go())
     if not ctx.problems:
@@ -108,7 +109,7 @@ async def _ask(checker: Checker, ctx: Context, probe: Probe, what: str, label: s
 async def repeat(checker: Checker, ctx: Context) -> None:
     await checker.close_probe()
     probe = await checker.fresh(ctx)
-    entries = [(entry, STYLES[i % 3]) for i, entry in enumerate(checker.positions)]
+    entries = [(entry, STYLES[i % len(STYLES)]) for i, entry in enumerate(checker.positions)]
     labels = [f"position {i + 1} ({entry.label})" for i, (entry, _) in enumerate(entries)]
     labels.append(f"the game of up to {checker.settings.repeat_plies} plies")
     rounds: list[list[str]] = []

@@ -1,7 +1,8 @@
 """The search checks: ``position`` in each form, ``isready`` between moves, each kind of ``go``.
 
 Every ``bestmove`` is judged by :meth:`Checker.search`: legal (the referee
-says so) and within its budget.  ``specs/check.md`` §position, §isready and §go.
+says so) and within its budget.  ``specs/check.md``
+§The checks: ``position.*``, ``isready.between-moves``, ``go.*``, ``isready.searching``.
 """
 
 from __future__ import annotations
@@ -244,8 +245,6 @@ async def go_infinite(checker: Checker, ctx: Context) -> None:
        "never needs it mid-search)", mandatory=False, needs="search")
 async def isready_searching(checker: Checker, ctx: Context) -> None:
     await _infinite(checker, ctx, ask_ready=True)
-
-
 
 
 CHECKS: tuple[CheckSpec, ...] = (position_startpos, position_fen, position_moves, isready_between,
