@@ -30,6 +30,7 @@ from arbiter.games import GAME_NAMES, Game, GameError, Position, get_game
 
 from . import messages as m
 from .codec import LineSplitter, ProtocolError, parse_arbiter_line, tokenize
+from .query import query_answer
 
 #: Milliseconds kept back from every time budget: the SDK's own latency
 #: (reading the line, building the position, writing ``bestmove``) on a busy
@@ -211,24 +212,6 @@ def _typed(decl: m.OptionDecl, value: str) -> object:
     if decl.type == "spin":
         return int(value)
     return value
-
-
-def query_answer(position: Position | None, what: str) -> str:
-    """The ``response`` word for ``query what`` in ``position`` (p1 = the side
-    that moves first in its game)."""
-    if position is None:
-        return "none" if what == "result" else "false"
-    first = position.game.first
-    if what == "p1turn":
-        return "true" if position.to_move is first else "false"
-    outcome = position.outcome()
-    if what == "gameover":
-        return "true" if outcome is not None else "false"
-    if outcome is None:
-        return "none"
-    if outcome.winner is None:
-        return "draw"
-    return "p1win" if outcome.winner is first else "p2win"
 
 
 def lenient_go(line: str) -> m.Go:

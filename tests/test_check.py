@@ -21,18 +21,26 @@ import json
 import os
 import subprocess
 import sys
+from importlib import resources
 
 import pytest
 import trio
 from bad_engines.harness import processes_with
+from typer.testing import CliRunner
 
-from arbiter.check import CHECKS, CheckReport, CheckSettings, Status, run_checks
-from arbiter.check_positions import (
-    FEATURES,
-    QUICK_FEATURES,
+from arbiter.check import CHECKS, CheckReport, CheckSettings, Status, checks_handshake, run_checks, runner
+from arbiter.check.features import FEATURES, QUICK_FEATURES
+from arbiter.check.positions import (
+    DATA_FILE,
+    PositionDataError,
+    dumps,
     final_positions,
+    main,
+    parse,
     positions,
+    regenerate,
 )
+from arbiter.cli import app
 from arbiter.engine import EngineConfig
 from arbiter.games import GAME_NAMES, get_game
 from arbiter.procs import live_group_members as group_alive
@@ -80,6 +88,11 @@ def statuses(report: CheckReport, status: Status) -> set[str]:
     return {r.name for r in report.results if r.status is status}
 
 
+def cli(*args: str):
+    """``arbiter check ARGS`` in-process (the engines it checks are real processes)."""
+    result = CliRunner().invoke(app, ["check", *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
 
 
 def assert_nothing_left(report: CheckReport) -> None:
@@ -107,7 +120,8 @@ def test_positions_show_their_features(game):
     finals = final_positions(game)
     assert len({f.result for f in finals}) >= 2
     for final in finals:
-        assert final.position().outcome().result == final.result
+        outcome = final.position().outcome()
+        assert outcome is not None and outcome.result == final.result
 
 
 def test_special_positions_are_special():
@@ -122,6 +136,56 @@ def test_special_positions_are_special():
     assert talisman["placement-p1"].position().ply < 12
     morris = {e.feature: e for e in positions("morris")}
     assert any("x" in m for m in morris["placing-mill"].position().legal_moves())
+
+
+def stored_text() -> str:
+    return resources.files("arbiter.check").joinpath(DATA_FILE).read_text(encoding="utf-8")
+
+
+def test_positions_file_is_in_the_written_format():
+    """The shipped file is exactly what the writer writes for its data (one
+    entry per line), so a regeneration's diff shows only changed entries."""
+    text = stored_text()
+    assert dumps(parse(text)) == text
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda text: text[:-5], "not JSON"),
+    (lambda text: text.replace('"format": 1', '"format": 2'), "not a positions file of format 1"),
+    (lambda text: text.replace('"talisman"', '"chess"'), "unknown games ['chess'], missing games ['talisman']"),
+    (lambda text: text.replace('{"feature": "pass", "moves"', '{"feature": "pass", "plies"', 1),
+     "troll positions, entry 1: not {'feature': text, 'moves': text}"),
+    (lambda text: text.replace('{"result": "0-1"', '{"result": "0:1"', 1), "result '0:1' is not one of"),
+])
+def test_a_malformed_positions_file_is_a_position_data_error(change, message):
+    """specs/check.md §Positions: a file not in its format fails as loudly as a stale position."""
+    with pytest.raises(PositionDataError, match="positions.json") as caught:
+        parse(change(stored_text()))
+    assert message in str(caught.value)
+
+
+def test_regenerate_writes_positions_that_verify(tmp_path, capsys):
+    """``python3 -m arbiter.check.positions --regenerate`` (here one game, into
+    another file): fresh positions for that game, verified by the referee
+    before writing, with every feature; the other games' entries are kept."""
+    target = tmp_path / DATA_FILE
+    assert main(["--regenerate", "--game", "talisman", "--output", str(target)]) == 0
+    written = parse(target.read_text(encoding="utf-8"))
+    stored = parse(stored_text())
+    assert {name: data for name, data in written.items() if name != "talisman"} == \
+        {name: data for name, data in stored.items() if name != "talisman"}
+    assert {feature for feature, _ in written["talisman"]["positions"]} == set(FEATURES["talisman"])
+    assert len({result for result, _ in written["talisman"]["final"]}) >= 2
+    assert regenerate(target, games=["talisman"]) == written  # seeded: the same data again
+    assert "talisman: 23 positions" in capsys.readouterr().out  # then the stored file verified
+
+
+def test_report_order_names_every_check_once():
+    """The runner orders the checks of every area; a check missing from ORDER
+    (or ORDER naming one no module declares) stops the import."""
+    assert [spec.name for spec in CHECKS] == runner.ORDER
+    with pytest.raises(RuntimeError, match="ORDER and the check modules disagree"):
+        runner._ordered(checks_handshake.CHECKS)
 
 
 # --- healthy engines ----------------------------------------------------------------------
@@ -147,13 +211,11 @@ async def test_sample_engine_passes_every_check_for_every_game(engine):
 
 
 def test_cli_check_json_passes_and_lists_every_check(tmp_path):
-    """Through the real CLI: exit status 0, the JSON report (specs/check.md §Verdicts)."""
+    """Through the CLI: exit status 0, the JSON report (specs/check.md §Verdicts)."""
     spec = f"cmd={sys.executable} arg=-m arg=sample_engines.random"
-    done = subprocess.run(
-        [sys.executable, "-m", "arbiter", "check", "atoll", "--engine", spec, "--quick", "--json",
-         "--margin", "3000", "--movetime", "50", "--log", str(tmp_path)],
-        capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
+    done = cli("atoll", "--engine", spec, "--quick", "--json", "--margin", "3000", "--movetime", "50",
+               "--log", str(tmp_path))
+    assert done.exit_code == 0, done.output
     report = json.loads(done.stdout)
     assert report["passed"] is True
     assert report["game"] == "atoll" and report["id_name"] == "Random"
@@ -201,28 +263,53 @@ BAD_CASES = {
 }
 
 
-#: per-engine settings where SHORT would make a verdict depend on the machine's speed
-SETTINGS = {"flood_info": dataclasses.replace(SHORT, margin_ms=20_000)}
+#: per-engine settings where SHORT would make a verdict depend on the machine's speed:
+#: the stray lines come once the engine's Python has started, which takes seconds
+#: when all the engines below start at once on a loaded machine
+SETTINGS = {"flood_info": dataclasses.replace(SHORT, margin_ms=20_000),
+            "stray_output": dataclasses.replace(SHORT, quiet_wait=5.0),
+            "banner": dataclasses.replace(SHORT, quiet_wait=5.0)}
 
 
-async def test_misbehaving_engines_fail_exactly_their_checks(tmp_path):
+#: the engines of the tests below that are not in BAD_CASES: (game, config)
+OTHER_SHORT_CASES = {
+    "banner": ("talisman", script(os.path.join(CHECKERS, "stray_output.py"), "banner")),
+    "not_the_game": ("atoll", script(os.path.join(BAD, "instant.py"), BAD_ENGINE_GAMES="troll morris")),
+}
+
+
+@pytest.fixture(scope="module")
+def short_runs(tmp_path_factory) -> tuple[dict[str, CheckReport], str]:
+    """Every run with the SHORT settings, all at once, once for the tests below
+    (most of their time is waits for engines that hang, which overlap): the
+    reports by case name, and the file where spawn_child writes its child's pid."""
+    child_file = str(tmp_path_factory.mktemp("spawn_child") / "child.pid")
+    cases = {name: ("troll", config) for name, (config, _, _) in BAD_CASES.items()}
+    cases["spawn_child"] = ("troll", script(os.path.join(BAD, "spawn_child.py"), child_file))
+    cases.update(OTHER_SHORT_CASES)
+    reports: dict[str, CheckReport] = {}
+
+    async def one(name: str, game: str, config: EngineConfig) -> None:
+        reports[name] = await run_checks(game, config, SETTINGS.get(name, SHORT))
+
+    async def all_cases() -> None:
+        with trio.fail_after(150):  # the checker never hangs
+            async with trio.open_nursery() as nursery:
+                for name, (game, config) in cases.items():
+                    nursery.start_soon(one, name, game, config)
+
+    trio.run(all_cases)
+    return reports, child_file
+
+
+def test_misbehaving_engines_fail_exactly_their_checks(short_runs):
     """specs/check.md: each engine with one fault fails exactly the checks
     that look at that fault, says so in the first problem, never hangs the
     checker, and leaves no process (nor child) behind."""
-    child_file = tmp_path / "child.pid"
-    cases = dict(BAD_CASES)
-    cases["spawn_child"] = (script(os.path.join(BAD, "spawn_child.py"), str(child_file)), {"quit"},
-                            "left 1 process(es) running")
-    reports: dict[str, CheckReport] = {}
-
-    async def one(name: str, config: EngineConfig) -> None:
-        reports[name] = await run_checks("troll", config, SETTINGS.get(name, SHORT))
-
-    with trio.fail_after(150):  # the checker never hangs
-        async with trio.open_nursery() as nursery:
-            for name, (config, _, _) in cases.items():
-                nursery.start_soon(one, name, config)
-    for name, (_, failing, phrase) in cases.items():
+    reports, child_file = short_runs
+    expected = {name: (failing, phrase) for name, (_, failing, phrase) in BAD_CASES.items()}
+    expected["spawn_child"] = ({"quit"}, "left 1 process(es) running")
+    for name, (failing, phrase) in expected.items():
         report = reports[name]
         assert statuses(report, Status.FAIL) == failing, f"{name}: " + describe(report)
         first = next(r for r in report.results if r.status is Status.FAIL)
@@ -231,22 +318,22 @@ async def test_misbehaving_engines_fail_exactly_their_checks(tmp_path):
         assert not report.passed
         assert_nothing_left(report)
     # the child that ignores SIGTERM/SIGHUP was killed with the engine's group
-    child = int(child_file.read_text())
+    with open(child_file) as pid_file:
+        child = int(pid_file.read())
     assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] in "ZX"
 
 
-async def test_banner_before_ugi_only_warns():
+def test_banner_before_ugi_only_warns(short_runs):
     """specs/check.md §startup.quiet: text that is no protocol message is a WARN."""
-    report = await run_checks("talisman", script(os.path.join(CHECKERS, "stray_output.py"), "banner"), SHORT)
+    report = short_runs[0]["banner"]
     assert report.result("startup.quiet").status is Status.WARN
     assert "Stray 1.0 by nobody" in report.result("startup.quiet").happened
     assert report.passed, describe(report)
 
 
-async def test_engine_that_does_not_play_the_game_skips_the_game_checks():
+def test_engine_that_does_not_play_the_game_skips_the_game_checks(short_runs):
     """specs/check.md §startup.game: the UGI_Game combo must list the game."""
-    config = script(os.path.join(BAD, "instant.py"), BAD_ENGINE_GAMES="troll morris")
-    report = await run_checks("atoll", config, SHORT)
+    report = short_runs[0]["not_the_game"]
     assert statuses(report, Status.FAIL) == {"startup.game"}
     assert "does not list atoll" in report.result("startup.game").happened
     assert report.result("legality").status is Status.SKIP
@@ -256,11 +343,8 @@ async def test_engine_that_does_not_play_the_game_skips_the_game_checks():
 def test_cli_reports_a_failure_with_transcript_and_exit_status_1():
     """The human report: table, expected / happened / transcript of each FAIL."""
     spec = f"cmd={sys.executable} arg={os.path.join(BAD, 'illegal.py')}"
-    done = subprocess.run(
-        [sys.executable, "-m", "arbiter", "check", "morris", "--engine", spec, "--quick",
-         "--margin", "3000", "--ready-timeout", "1"],
-        capture_output=True, text=True, timeout=120)
-    assert done.returncode == 1, done.stdout + done.stderr
+    done = cli("morris", "--engine", spec, "--quick", "--margin", "3000", "--ready-timeout", "1")
+    assert done.exit_code == 1, done.output
     out = done.stdout
     assert "FAIL position.startpos" in out
     assert "expected:" in out and "happened:" in out and "transcript:" in out
@@ -299,7 +383,6 @@ def test_cli_ctrl_c_stops_the_check_and_its_engine():
     (["troll", "--engine", "name=x"], "no cmd="),
 ])
 def test_cli_bad_input_is_a_clear_error(args, message):
-    done = subprocess.run([sys.executable, "-m", "arbiter", "check", *args],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2
+    done = cli(*args)  # no traceback: cli() asserts that nothing but an exit came out
+    assert done.exit_code == 2
     assert message in done.stderr and "Traceback" not in done.stderr

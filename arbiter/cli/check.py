@@ -16,9 +16,10 @@ from rich.table import Table
 from rich.text import Text
 
 from arbiter.check import CheckReport, CheckResult, CheckSettings, Status, run_checks
-from arbiter.check_positions import PositionDataError, positions
+from arbiter.check.positions import PositionDataError, positions
+from arbiter.engine import EngineConfig
 from arbiter.enginespec import DEFAULT_ENGINES_FILE
-from arbiter.games import GameError, get_game
+from arbiter.games import Game, GameError, get_game
 
 from .app import app, checked_log_dir, fail, interrupted, run_interruptible
 from .play import load_engine_configs
@@ -121,7 +122,7 @@ def check(
     except GameError as exc:
         fail(str(exc))
     except PositionDataError as exc:  # the referee changed under the stored positions
-        fail(f"{exc}; refresh them with `python -m arbiter.check_positions`", 3)
+        fail(f"{exc}; regenerate them with `python3 -m arbiter.check.positions --regenerate`", 3)
     config = load_engine_configs([engine], engines_file)[0]
     settings = CheckSettings(quick=quick, handshake_timeout=handshake_timeout,
                              ready_timeout=ready_timeout, stop_timeout=stop_timeout,
@@ -129,19 +130,32 @@ def check(
                              movetime_ms=movetime)
     log_dir = checked_log_dir(log)
     console = Console(width=None if sys.stdout.isatty() else 120, highlight=False)
+    report = _run(the_game, config, settings, log_dir, console, show_progress=not as_json)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        print_report(report, console)
+    if not report.passed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _run(game: Game, config: EngineConfig, settings: CheckSettings, log_dir: str | None,
+         console: Console, *, show_progress: bool) -> CheckReport:
+    """The run, with the check under way shown on a terminal; an interrupt
+    ends it (and the engine) with one line on stderr and exit status 130."""
     status = None
-    if not as_json and console.is_terminal:
-        status = console.status(f"checking {config.label} on {the_game.name} ...")
+    if show_progress and console.is_terminal:
+        status = console.status(f"checking {config.label} on {game.name} ...")
         status.start()
 
     def on_result(result: CheckResult) -> None:
         if status is not None:
-            status.update(f"checking {config.label} on {the_game.name}: {result.name} "
+            status.update(f"checking {config.label} on {game.name}: {result.name} "
                           f"{result.status.value}")
 
     try:
-        report = run_interruptible(lambda: run_checks(the_game, config, settings, log_dir=log_dir,
-                                             on_result=on_result))
+        return run_interruptible(lambda: run_checks(game, config, settings, log_dir=log_dir,
+                                                    on_result=on_result))
     except BaseException as exc:
         if not interrupted(exc):
             raise
@@ -150,9 +164,3 @@ def check(
     finally:
         if status is not None:
             status.stop()
-    if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2))
-    else:
-        print_report(report, console)
-    if not report.passed:
-        raise typer.Exit(EXIT_FAILED)

@@ -11,7 +11,8 @@ def say(line: str) -> None:
     sys.stdout.flush()
 
 
-game, fen, moves, games = "troll", None, [], 0
+game, fen, games = "troll", None, 0
+moves: list[str] = []
 for raw in sys.stdin:
     words = raw.split()
     command = words[0] if words else ""

@@ -8,7 +8,7 @@ protocol's :class:`~protocol.codec.LineSplitter`, keeps a transcript of every
 line both ways, tracks the protocol with its own
 :class:`~protocol.session.EngineSession`, and hands every message to the
 checks -- also the ones a match would treat as a fault -- so that
-``arbiter/check.py`` can judge them.  What the whole-run checks judge
+the checks (``arbiter/check/checks_*.py``) can judge them.  What the whole-run checks judge
 (``info`` lines, floods, unasked lines, flush problems) is gathered in an
 :class:`Evidence` shared by every process of a run.  Memory is bounded
 whatever the engine writes.
@@ -179,7 +179,7 @@ class Probe:
         """How the process ended (without reaping it), or None while it runs."""
         return self.engine.exit_status()
 
-    async def wait_exit(self, timeout: float) -> str | None:
+    async def wait_exit(self, timeout: float) -> str | None:  # noqa: ASYNC109 - None at the timeout is an answer
         return await self.engine.wait_exit(timeout)
 
     async def aclose(self, hurry: bool = False) -> None:
@@ -233,7 +233,7 @@ class Probe:
             data = b"".join(self.session.send(message) for message in messages)
         except ProtocolError as exc:  # the checker's own sequencing went wrong
             self.dirty = True
-            raise Gone(f"cannot send now ({exc}); the engine is in state {self.session.state.value}")
+            raise Gone(f"cannot send now ({exc}); the engine is in state {self.session.state.value}") from None
         if self.fault is not None:
             raise Gone(f"the engine {self.fault}")
         now = trio.current_time()
