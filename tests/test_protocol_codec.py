@@ -381,8 +381,9 @@ def test_session_search_cycle_and_violations():
 
 
 def test_session_fast_go_and_bestmove_match_the_general_path():
-    """send_go / receive_bestmove: the same bytes and state changes as
-    send(Go(...)) / receive(...), or a fallback to receive() (protocol/session.py)."""
+    """send_go, and receive's cheap cases (a plain ``bestmove <move>``, a bare
+    ``readyok``): the same bytes, results and state changes as send(Go(...))
+    and the general path through the tokenizer (protocol/session.py)."""
     limits = SearchLimits(time_ms=59000, inc_ms=100, opponent_time_ms=60000, opponent_inc_ms=100, moves_to_go=7)
     fields = {"p1time": 60000, "p2time": 59000, "p1inc": 100, "p2inc": 100, "movestogo": 7}
     fast, slow = _handshaken(), _handshaken()
@@ -391,15 +392,33 @@ def test_session_fast_go_and_bestmove_match_the_general_path():
     assert fast.last_go == slow.last_go == m.Go(**fields)
     with pytest.raises(ProtocolError, match="during a search"):
         fast.send_go(SearchLimits(depth=3), True)
-    for line in ("bestmove", "bestmove ", "bestmove d5 ponder e4", "bestmove d5 e4", "bestmove\td5",
-                 "bestmove d5\r", "bestmoves d5", "info depth 1", "readyok"):
-        assert fast.receive_bestmove(line) is None, line
-        assert fast.state is SessionState.SEARCHING
-    assert fast.receive_bestmove("bestmove d5") == "d5"
+    # lines that are not the cheap case get the general path's answer
+    for line, expected in (("bestmove", "the move is missing"), ("bestmove ", "the move is missing"),
+                           ("bestmove d5 ponder e4", m.BestMove("d5", "e4")),
+                           ("bestmove d5 e4", "exactly one move"), ("bestmove\td5", m.BestMove("d5")),
+                           ("bestmove d5\r", m.BestMove("d5")), ("bestmoves d5", None),
+                           ("info depth 1", m.Info(depth=1)), ("readyok", "readyok without isready")):
+        searching = _handshaken()
+        searching.send(m.Go(depth=1))
+        if isinstance(expected, str):
+            with pytest.raises(ProtocolError, match=expected):
+                searching.receive(line)
+            assert searching.state is SessionState.SEARCHING, line
+        else:
+            assert searching.receive(line) == expected == parse_engine_line(line), line
+            ended = isinstance(expected, m.BestMove)
+            assert searching.state is (SessionState.IDLE if ended else SessionState.SEARCHING), line
+    assert fast.state is SessionState.SEARCHING
+    assert fast.receive("bestmove d5") == m.BestMove("d5")  # the cheap case
     assert fast.state is SessionState.IDLE
-    assert fast.receive_bestmove("bestmove d5") is None  # a second one: receive() judges it
-    with pytest.raises(ProtocolError, match="while not searching"):
+    with pytest.raises(ProtocolError, match="while not searching"):  # a second one
         fast.receive("bestmove d5")
+    fast.send(m.IsReady())
+    fast.send(m.IsReady())
+    assert fast.receive("readyok") == m.ReadyOk() and fast.pending_ready == 1  # the cheap case
+    assert fast.receive("readyok") == m.ReadyOk() and fast.pending_ready == 0
+    with pytest.raises(ProtocolError, match="readyok without isready"):
+        fast.receive("readyok")
     assert fast.send_go(SearchLimits(), True) == b"go infinite\n"
     assert fast.last_go == m.Go(infinite=True)
     fast.receive("bestmove d5")
@@ -423,7 +442,10 @@ def test_session_fast_go_and_bestmove_match_the_general_path():
     fresh.send(m.Ugi())
     with pytest.raises(ProtocolError, match="before ugiok"):
         fresh.send_go(SearchLimits(depth=1), True)
-    assert fresh.receive_bestmove("bestmove d5") is None
+    with pytest.raises(ProtocolError, match="during the handshake"):
+        fresh.receive("bestmove d5")
+    with pytest.raises(ProtocolError, match="during the handshake"):
+        fresh.receive("readyok")
 
 
 def test_position_line_appends_what_set_position_would_write():

@@ -146,7 +146,7 @@ class Engine:
         """Send ``setoption`` for each option, all validated against the
         declared options *before* any is sent; EngineStartError names the
         offending option."""
-        messages = []
+        messages: list[ArbiterMessage] = []
         for name, value in options.items():
             decl = self.session.option(name)
             if decl is None:
@@ -373,9 +373,7 @@ class Engine:
             return
         if msg is None:
             return
-        if type(msg) is BestMove:
-            msg = Reply(msg.move, now, self._info.take(), msg.ponder)
-        elif isinstance(msg, Info):  # an info line with leading blanks
+        if isinstance(msg, Info):  # an info line with leading blanks
             if searching:
                 self._info.keep(line)
             return
@@ -383,7 +381,10 @@ class Engine:
             self._set_fault(FaultKind.PROTOCOL_ERROR, f"flooded the arbiter with more than "
                             f"{MAX_QUEUED_MESSAGES} unrequested messages", now=now)
             return
-        self._pending.append(msg)
+        if type(msg) is BestMove:
+            self._pending.append(Reply(msg.move, now, self._info.take(), msg.ponder))
+        else:
+            self._pending.append(msg)
 
     def _set_fault(self, kind: FaultKind, detail: str, *, now: float | None = None,
                    command: str | None = None, searching: bool = False,

@@ -153,7 +153,7 @@ class EngineProcess:
         argv = config.argv()
         env = dict(os.environ, **config.env) if config.env else None
         cwd = config.dir
-        if cwd is not None and not os.path.isdir(cwd):
+        if cwd is not None and not await trio.Path(cwd).is_dir():
             raise EngineStartError(config.label, f"working directory {cwd!r} does not exist")
         if self._log_dir is not None:  # before the process exists: nothing to clean up
             problem = log_dir_problem(self._log_dir)
@@ -240,7 +240,7 @@ class EngineProcess:
             self._exit_status = f"killed by {_signal_name(result.si_status)}"
         return self._exit_status
 
-    async def wait_exit(self, timeout: float) -> str | None:
+    async def wait_exit(self, timeout: float) -> str | None:  # noqa: ASYNC109 - its contract: None on timeout
         """Wait up to ``timeout`` s for the process to exit, *without reaping it*
         (so its pid, which is also its process group id, cannot be reused before
         the group is killed).  Returns :meth:`exit_status`: how it ended, or
@@ -252,7 +252,7 @@ class EngineProcess:
             if self._pidfd is not None:
                 await self._exited.wait()
             else:  # pragma: no cover - kernels without pidfd
-                while self.exit_status() is None:
+                while self.exit_status() is None:  # noqa: ASYNC110 - no event to wait for without a pidfd
                     await trio.sleep(0.01)
         return self.exit_status()
 
@@ -326,7 +326,7 @@ class EngineProcess:
         self._signal_group(signal.SIGKILL)
         await process.wait()
         with trio.move_on_after(GROUP_GONE_WAIT):
-            while live_group_members(process.pid):
+            while live_group_members(process.pid):  # noqa: ASYNC110 - /proc has no event to wait for
                 await trio.sleep(0.005)
         if self.io_log is not None:
             self.io_log.write("#", f"ended: {_describe_status(process.returncode)}")
