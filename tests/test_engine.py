@@ -17,6 +17,7 @@ from bad_engines.harness import FAST, config, group_alive, pid_alive
 from arbiter.engine import (
     Engine,
     EngineConfig,
+    EngineFault,
     EngineFaultError,
     EngineProcess,
     EngineStartError,
@@ -35,9 +36,28 @@ from protocol.messages import Go, SetPosition
 from protocol.search import SearchLimits
 
 
+def started(engine: Engine | EngineProcess) -> int:
+    """The pid of an engine that has been started."""
+    assert engine.pid is not None
+    return engine.pid
+
+
+def fault_of(engine: Engine) -> EngineFault:
+    """The fault of an engine that has faulted."""
+    assert engine.fault is not None
+    return engine.fault
+
+
+def pipes(engine: EngineProcess) -> tuple[trio.abc.SendStream, trio.abc.ReceiveStream]:
+    """The stdin and stdout of a spawned process."""
+    process = engine.process
+    assert process is not None and process.stdin is not None and process.stdout is not None
+    return process.stdin, process.stdout
+
+
 async def test_handshake_and_clean_shutdown():
     async with open_engine(config("instant.py", name=None), timeouts=FAST) as engine:
-        pid = engine.pid
+        pid = started(engine)
         assert engine.id_name == "bad" and engine.name == "bad"  # no name given: its id name
         assert engine.author == "the arbiter tests"
         assert set(engine.options) == {"UGI_Game", "Depth", "Fast"}
@@ -68,7 +88,9 @@ async def test_silent_engine_times_out_and_is_killed(tmp_path):
         async with open_engine(config("silent.py"), timeouts=timeouts, log_dir=str(tmp_path)):
             pass
     (log,) = tmp_path.iterdir()
-    pid = int(re.search(r"-(\d+)\.log$", log.name).group(1))
+    found = re.search(r"-(\d+)\.log$", log.name)
+    assert found is not None
+    pid = int(found.group(1))
     assert group_alive(pid) == [] and not pid_alive(pid)
     assert "SIGTERM" in log.read_text()  # it ignored quit and the end of its input
 
@@ -130,7 +152,7 @@ async def test_game_selection():
 
 async def test_ignores_quit_and_sigterm_then_sigkill(tmp_path):
     async with open_engine(config("ignore_quit.py"), timeouts=FAST, log_dir=str(tmp_path)) as engine:
-        pid = engine.pid
+        pid = started(engine)
     assert group_alive(pid) == []
     text = next(tmp_path.iterdir()).read_text()
     assert "SIGTERM to the group" in text and "SIGKILL" in text
@@ -140,7 +162,7 @@ async def test_ignores_quit_and_sigterm_then_sigkill(tmp_path):
 async def test_child_that_outlives_the_engine_is_killed(tmp_path):
     pidfile = tmp_path / "child.pid"
     async with open_engine(config("spawn_child.py", str(pidfile)), timeouts=FAST) as engine:
-        pid = engine.pid
+        pid = started(engine)
         child = int(pidfile.read_text())
         assert pid_alive(child) and child in group_alive(pid)
     assert not pid_alive(child)
@@ -177,7 +199,7 @@ async def test_cancellation_mid_search_leaves_nothing(tmp_path):
     """The whole run is cancelled while an engine searches: it is still ended."""
     with trio.move_on_after(0.5) as scope:
         async with open_engine(config("ignore_stop.py"), timeouts=FAST) as engine:
-            pid = engine.pid
+            pid = started(engine)
             await engine.new_game("troll")
             await engine.go(SetPosition(), Go(infinite=True))
             await engine.wait_bestmove()  # never comes
@@ -190,7 +212,7 @@ async def test_keyboard_interrupt_propagates_unwrapped_and_cleans_up():
     exception group) and the engine is gone."""
     with pytest.raises(KeyboardInterrupt):
         async with open_engine(config("instant.py"), timeouts=FAST) as engine:
-            pid = engine.pid
+            pid = started(engine)
             raise KeyboardInterrupt
     assert group_alive(pid) == []
 
@@ -204,7 +226,7 @@ async def test_crash_is_reported_to_a_waiter():
         await engine.go(SetPosition(), Go(movetime=1000))
         with pytest.raises(EngineFaultError, match=r"exited \(status 3\)"):
             await engine.wait_bestmove()
-        assert engine.fault.kind == "crash" and not engine.healthy
+        assert fault_of(engine).kind == "crash" and not engine.healthy
 
 
 async def test_finish_search_recovers_an_engine_for_reuse():
@@ -218,7 +240,7 @@ async def test_finish_search_recovers_an_engine_for_reuse():
         await engine.new_game("troll")
         await engine.go(SetPosition(), Go(infinite=True))
         assert not await engine.finish_search()
-        assert engine.fault.kind == "stall" and not engine.healthy
+        assert fault_of(engine).kind == "stall" and not engine.healthy
 
 
 async def _read_until(stream, marker: bytes) -> bytes:
@@ -238,11 +260,12 @@ async def test_engine_process_leaves_the_conversation_to_the_caller(tmp_path):
     engine = EngineProcess(config("crash.py"), FAST, str(tmp_path))
     async with trio.open_nursery() as nursery:
         await engine.spawn(nursery)
+        stdin, stdout = pipes(engine)
         assert engine.process is not None and engine.process.pid == engine.pid
         assert engine.started_at <= trio.current_time()
         assert engine.exit_status() is None and engine.running
+        assert engine.io_log is not None
         engine.io_log.write("#", "the caller's own event")
-        stdin, stdout = engine.process.stdin, engine.process.stdout
         await stdin.send_all(b"ugi\n")
         assert b"ugiok" in await _read_until(stdout, b"ugiok")
         for _ in range(3):  # crash.py dies (status 3) on its third go
@@ -256,7 +279,7 @@ async def test_engine_process_leaves_the_conversation_to_the_caller(tmp_path):
         assert output.count(b"bestmove") == 2
         await engine.aclose()
         nursery.cancel_scope.cancel()
-    assert group_alive(engine.pid) == []
+    assert group_alive(started(engine)) == []
     text = next(tmp_path.iterdir()).read_text()
     assert "# the caller's own event" in text and "ended: status 3" in text
 
@@ -268,14 +291,15 @@ async def test_aclose_with_a_short_grace(tmp_path):
     engine = EngineProcess(config("ignore_quit.py"), timeouts, str(tmp_path))
     async with trio.open_nursery() as nursery:
         await engine.spawn(nursery)
-        await engine.process.stdin.send_all(b"ugi\n")
-        await _read_until(engine.process.stdout, b"ugiok")  # it ignores SIGTERM by now
+        stdin, stdout = pipes(engine)
+        await stdin.send_all(b"ugi\n")
+        await _read_until(stdout, b"ugiok")  # it ignores SIGTERM by now
         await engine.aclose(grace=0.1)
         assert engine.exit_status() is not None
         await engine.aclose()  # a second time: nothing more to do
         nursery.cancel_scope.cancel()
     assert engine.timeouts == timeouts
-    assert group_alive(engine.pid) == []
+    assert group_alive(started(engine)) == []
     text = next(tmp_path.iterdir()).read_text()
     assert "> quit" in text
     assert "no exit 0.1 s after quit: SIGTERM to the group" in text
@@ -399,7 +423,7 @@ async def test_conversation_fault_mid_search_wakes_the_match():
     """The stream ends while the engine searches: a crash, seen by the waiter
     and by on_fault, with the time it was read."""
     engine, transport = await mock_engine()
-    woken = []
+    woken: list[Engine] = []
     engine.on_fault = woken.append
     transport.expect("position startpos")
     transport.expect("go movetime 100", "info depth 1 pv a1")
@@ -407,7 +431,7 @@ async def test_conversation_fault_mid_search_wakes_the_match():
     transport.write("info depth 2", end=End.CLOSED)
     with pytest.raises(EngineFaultError, match="closed the connection"):
         await engine.wait_bestmove()
-    fault = engine.fault
+    fault = fault_of(engine)
     assert (fault.kind, fault.searching, fault.detail) == (FaultKind.CRASH, True, "closed the connection")
     assert fault.kind == "crash" and woken == [engine] and not engine.healthy
     assert transport.notes == ["fault: crash: closed the connection"]
@@ -422,7 +446,7 @@ async def test_conversation_protocol_error_mid_search():
     await engine.go(SetPosition(), Go(depth=3))
     with pytest.raises(EngineFaultError, match="ugiok after the handshake ended"):
         await engine.wait_bestmove()
-    assert (engine.fault.kind, engine.fault.command, engine.fault.searching) == (
+    assert (fault_of(engine).kind, fault_of(engine).command, fault_of(engine).searching) == (
         FaultKind.PROTOCOL_ERROR, "ugiok", True)
 
 
@@ -430,12 +454,12 @@ async def test_conversation_lost_while_idle_is_a_crash_at_once():
     """The other end goes while nobody reads (a process's exit): a crash now,
     after what it wrote before it went."""
     engine, transport = await mock_engine()
-    woken = []
+    woken: list[Engine] = []
     engine.on_fault = woken.append
     transport.write("info string bye")
     transport.alive = False
     await engine.transport_lost()
-    assert engine.fault.kind == FaultKind.CRASH and not engine.fault.searching
+    assert fault_of(engine).kind == FaultKind.CRASH and not fault_of(engine).searching
     assert woken == [engine] and not engine.healthy
 
 
@@ -447,7 +471,7 @@ async def test_conversation_second_bestmove_in_the_same_chunk():
     transport.expect("go movetime 100", "bestmove a1", "bestmove a1")
     await engine.go(SetPosition(), Go(movetime=100))
     reply = await engine.wait_bestmove()
-    fault = engine.fault
+    fault = fault_of(engine)
     assert reply.move == "a1" and fault is not None and fault.time <= reply.time
     assert (fault.kind, fault.command, fault.searching) == (FaultKind.PROTOCOL_ERROR, "bestmove", False)
     assert "while not searching (a second bestmove?)" in fault.detail
@@ -464,7 +488,7 @@ async def test_conversation_late_second_bestmove_is_caught_before_the_next_go():
     transport.write("bestmove b1")
     with pytest.raises(EngineFaultError, match="while not searching"):
         await engine.go(SetPosition(None, ("a1",)), Go(movetime=100))
-    assert engine.fault.command == "bestmove" and transport.sent[-1] == "go movetime 100"
+    assert fault_of(engine).command == "bestmove" and transport.sent[-1] == "go movetime 100"
 
 
 async def test_conversation_closed_input_is_a_crash():
@@ -472,7 +496,7 @@ async def test_conversation_closed_input_is_a_crash():
     transport.input_closed = True
     with pytest.raises(EngineFaultError, match="closed its input"):
         await engine.go(SetPosition(), Go(movetime=100))
-    assert engine.fault.kind == FaultKind.CRASH
+    assert fault_of(engine).kind == FaultKind.CRASH
 
 
 async def test_conversation_keeps_a_bounded_part_of_an_info_flood():
@@ -488,7 +512,7 @@ async def test_conversation_keeps_a_bounded_part_of_an_info_flood():
         transport.write(f"info depth {depth} score cp {depth} nodes {depth * 10} time 3 pv {pv}")
     transport.write("bestmove a1")
     reply = await engine.wait_bestmove()
-    assert sum(len(line) for line in reply._lines) <= MAX_INFO_KEPT
+    assert reply._lines is not None and sum(len(line) for line in reply._lines) <= MAX_INFO_KEPT
     assert reply.info == {"depth": 64, "nodes": 640, "time": 3, "pv": ("a1",) * MAX_PV_KEPT,
                           "score_cp": 64, "score_mate": None, "score_winprob": None}
 
@@ -503,11 +527,13 @@ def test_search_info_cuts_lines_at_a_token_boundary_and_keeps_the_newest():
     for _ in range(10):
         kept.keep(long)
     lines = kept.take()
+    assert lines is not None
     assert all(len(line) <= MAX_INFO_LINE_KEPT for line in lines)
     assert sum(map(len, lines)) <= MAX_INFO_KEPT and kept.take() is None
     for depth in range(MAX_INFO_LINES_KEPT + 10):
         kept.keep(f"info depth {depth}")
     lines = kept.take()
+    assert lines is not None
     assert len(lines) == MAX_INFO_LINES_KEPT and lines[-1] == f"info depth {MAX_INFO_LINES_KEPT + 9}"
 
 
@@ -529,7 +555,7 @@ async def test_info_flood_costs_its_opponent_nothing():
     flooder, honest = config("flood_pv.py", "16", tc="60+1"), config("instant.py", tc="10+0")
     async with open_engine(honest, timeouts=FAST) as white, open_engine(flooder, timeouts=FAST) as black:
         record = await play_game("troll", white, black)
-        pids = (white.pid, black.pid)
+        pids = (started(white), started(black))
     rule_endings = {termination.value for termination in Termination}
     assert record.termination in rule_endings or record.result == "1-0", record.termination_detail
     assert record.result != "1-0" or record.termination != MatchTermination.TIME_FORFEIT.value

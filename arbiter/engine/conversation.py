@@ -318,7 +318,9 @@ class Engine:
                 received = await self.transport.receive()
             finally:
                 self._reading = False
-            await self._take(received)
+            self._take_lines(received)
+            if received.end is not None:
+                await self._take_end(received)
 
     async def _catch_up(self) -> None:
         """Take in whatever the engine wrote while nobody waited on it,
@@ -327,7 +329,9 @@ class Engine:
             received = self.transport.receive_nowait()
             if received is None:
                 return
-            await self._take(received)
+            self._take_lines(received)
+            if received.end is not None:
+                await self._take_end(received)
 
     async def transport_lost(self) -> None:
         """The other end is gone (the process exited).  If nobody is reading
@@ -340,21 +344,24 @@ class Engine:
         if self.fault is None:
             self._set_fault(FaultKind.CRASH, await self.transport.end_detail(), searching=self.searching)
 
-    async def _take(self, received: Received) -> None:
-        """Apply the lines of one chunk, then its end (if it has one)."""
+    def _take_lines(self, received: Received) -> None:
         now = received.time
         for line in received.lines:
             if self.fault is not None:
                 return  # a faulted engine's output is dropped
             self._take_line(line, now)
-        if received.end is None or self.fault is not None:
+
+    async def _take_end(self, received: Received) -> None:
+        """The stream ended after ``received``'s lines: a fault (unless one came first)."""
+        if self.fault is not None:
             return
         if received.end is End.OVERLONG:
             self._set_fault(FaultKind.PROTOCOL_ERROR,
-                            f"wrote a line longer than {limits.MAX_LINE_BYTES} bytes", now=now)
+                            f"wrote a line longer than {limits.MAX_LINE_BYTES} bytes", now=received.time)
         else:
             searching = self.searching
-            self._set_fault(FaultKind.CRASH, await self.transport.end_detail(), now=now, searching=searching)
+            self._set_fault(FaultKind.CRASH, await self.transport.end_detail(), now=received.time,
+                            searching=searching)
 
     def _take_line(self, line: str, now: float) -> None:
         session = self.session
