@@ -300,7 +300,6 @@ class _Game:
         white_clock, black_clock = white_search.clock, black_search.clock
         white_is_p1 = self.game.first is Color.WHITE
         black_is_p1 = not white_is_p1
-        arm_exactly = self._arm_exactly
         maxplies = self.maxplies
         now = self._now
         white_color = Color.WHITE  # (a class attribute of an Enum is slow to look up)
@@ -335,7 +334,7 @@ class _Game:
             if deadline < self._armed:
                 scope.deadline = self._armed = deadline
             try:
-                search.started = await engine.go(self.line.to_bytes(), limits, mover_is_p1, arm_exactly)
+                search.started = await engine.go(self.line.to_bytes(), limits, mover_is_p1)
                 if self._unrecorded is not None:  # the previous ply, while this engine thinks
                     self._record()
                 reply = await engine.wait_bestmove()

@@ -13,9 +13,10 @@ the same program; every pair stays up for the whole measurement.
   ``position ... moves ...`` and ``go`` with clock fields, read until the
   ``bestmove`` line (trio's pipe streams).  No session, no validation, no
   clocks, no record.
-* lean floor: the same ping-pong with the pipe primitives the arbiter itself
-  uses (one ``os.write``; ``wait_readable`` then ``os.read``), for the cost of
-  everything but I/O.
+* lean floor: the same ping-pong through the arbiter's own transport
+  (:class:`arbiter.engine.transport.PipeTransport`: one ``os.write``;
+  ``wait_readable`` then ``os.read``; lines split by the protocol's
+  splitter), for the cost of everything but I/O.
 * arbiter: :func:`arbiter.match.play_game` on the same recorded game: codec,
   session, referee validation, clocks, deadlines, info merging, the record.
 
@@ -58,7 +59,7 @@ import trio
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from arbiter.engine import Engine, EngineConfig, open_engine  # noqa: E402
+from arbiter.engine import Engine, EngineConfig, PipeTransport, open_engine  # noqa: E402
 from arbiter.games import GAME_NAMES, get_game  # noqa: E402
 from arbiter.match import play_game  # noqa: E402
 
@@ -81,7 +82,9 @@ class BareEngine:
     """A process and two pipes: the floor has nothing more."""
 
     def __init__(self, process: trio.Process):
+        assert process.stdin is not None and process.stdout is not None
         self.process = process
+        self.stdin, self.stdout = process.stdin, process.stdout
         self.buffer = b""
 
     async def line_starting(self, prefix: bytes) -> bytes:
@@ -92,7 +95,7 @@ class BareEngine:
                 if line.startswith(prefix):
                     return line
                 newline = self.buffer.find(b"\n")
-            data = await self.process.stdout.receive_some(65536)
+            data = await self.stdout.receive_some(65536)
             if not data:
                 raise RuntimeError("engine closed its output")
             self.buffer += data
@@ -103,51 +106,46 @@ async def floor_game(engines: list[BareEngine], moves: list[str]) -> int:
     streams): ``uginewgame``/``isready``, then ``position``/``go`` ->
     ``bestmove`` for every ply.  Returns the plies."""
     for engine in engines:
-        await engine.process.stdin.send_all(b"uginewgame\nisready\n")
+        await engine.stdin.send_all(b"uginewgame\nisready\n")
         await engine.line_starting(b"readyok")
     line = "position startpos"
     for ply, move in enumerate(moves):
         engine = engines[ply % 2]
-        await engine.process.stdin.send_all(line.encode() + b"\n" + GO)
+        await engine.stdin.send_all(line.encode() + b"\n" + GO)
         await engine.line_starting(b"bestmove")
         line += (" " if ply else " moves ") + move
     return len(moves)
 
 
 class LeanEngine:
-    """The floor again, with the arbiter's own pipe primitives (one
-    ``os.write``; ``wait_readable`` then ``os.read``) instead of trio's
-    streams, whose send_all and receive_some each pass through the
+    """The floor again, through the arbiter's own transport
+    (:class:`~arbiter.engine.transport.PipeTransport`: one ``os.write``;
+    ``wait_readable`` then ``os.read``; the protocol's line splitter) instead
+    of trio's streams, whose send_all and receive_some each pass through the
     scheduler: what the arbiter's I/O costs with nothing else."""
 
     def __init__(self, process: trio.Process):
         assert process.stdin is not None and process.stdout is not None
-        self.stdin, self.stdout = process.stdin.fileno(), process.stdout.fileno()
-        self.buffer = b""
+        self.transport = PipeTransport(process.stdin, process.stdout)
 
-    async def line_starting(self, prefix: bytes) -> None:
-        buffer = self.buffer
+    async def line_starting(self, prefix: str) -> None:
         while True:
-            newline = buffer.find(b"\n")
-            while newline >= 0:
-                line, buffer = buffer[:newline], buffer[newline + 1:]
-                if line.startswith(prefix):
-                    self.buffer = buffer
-                    return
-                newline = buffer.find(b"\n")
-            await trio.lowlevel.wait_readable(self.stdout)
-            buffer += os.read(self.stdout, 65536)
+            received = await self.transport.receive()
+            if any(line.startswith(prefix) for line in received.lines):
+                return
+            if received.end is not None:
+                raise RuntimeError("engine closed its output")
 
 
 async def lean_floor_game(engines: list[LeanEngine], moves: list[str]) -> int:
     for engine in engines:
-        os.write(engine.stdin, b"uginewgame\nisready\n")
-        await engine.line_starting(b"readyok")
+        await engine.transport.send(b"uginewgame\nisready\n")
+        await engine.line_starting("readyok")
     line = "position startpos"
     for ply, move in enumerate(moves):
         engine = engines[ply % 2]
-        os.write(engine.stdin, line.encode() + b"\n" + GO)
-        await engine.line_starting(b"bestmove")
+        await engine.transport.send(line.encode() + b"\n" + GO)
+        await engine.line_starting("bestmove")
         line += (" " if ply else " moves ") + move
     return len(moves)
 
@@ -171,7 +169,7 @@ async def players(moves: list[str]) -> AsyncIterator[dict[str, Callable[[str], A
     try:
         bare = [BareEngine(process) for process in processes]
         for engine in bare:
-            await engine.process.stdin.send_all(b"ugi\n")
+            await engine.stdin.send_all(b"ugi\n")
             await engine.line_starting(b"ugiok")
         lean = [LeanEngine(process) for process in processes]
         config = EngineConfig(cmd=sys.executable, args=argv[1:])
@@ -214,7 +212,7 @@ def geometric_mean(values: list[float]) -> float:
 
 async def main(rounds: int, games: int, names: list[str]) -> None:
     print(f"load average before: {os.getloadavg()[0]:.2f} (on {os.cpu_count()} cores)")
-    print("floor: trio streams ping-pong; lean: the same with os.write/wait_readable/os.read;")
+    print("floor: trio streams ping-pong; lean: the same through the arbiter's PipeTransport;")
     print("ratio = arbiter / floor (the goal's measure), lean ratio = arbiter / lean floor;")
     print(f"each round plays {games} game(s) of each kind on the same two engine processes; "
           f"medians of {rounds} rounds")

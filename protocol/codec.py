@@ -316,7 +316,7 @@ class LineSplitter:
         self._buffer = bytearray()
         self._discarding = False
 
-    def feed(self, data: bytes) -> list[str]:
+    def feed(self, data: bytes | bytearray) -> list[str]:
         lines: list[str] = []
         overflow = False
         start = 0

@@ -31,10 +31,31 @@ MAX_OPTIONS = 256
 #: Most ``var`` values of one combo option (a game list has four).
 MAX_COMBO_VARS = 256
 
-#: How many ``info`` lines of one search an arbiter keeps (the last ones
-#: count: the final eval, depth and pv).  Older lines are dropped so that an
-#: engine flooding ``info`` costs bounded memory.
+# What an arbiter keeps of a search's ``info`` lines.  Only the newest value
+# of each field matters (the final eval, depth, nodes, time and pv go into the
+# game's record), and the work of reading them must not depend on how much an
+# engine writes: an engine's output is cut and dropped as it arrives, so that
+# it costs bounded memory and bounded time, whoever's clock runs meanwhile.
+
+#: How many ``info`` lines of one search an arbiter keeps (the newest ones).
 MAX_INFO_LINES_KEPT = 64
+
+#: How much of one ``info`` line an arbiter keeps, in characters: the line is
+#: cut there as it is read, at a token boundary.  Room for every field and a
+#: pv of :data:`MAX_PV_KEPT` moves; whatever lies beyond is not read (fields
+#: go before the pv, as the protocol's order has them).
+MAX_INFO_LINE_KEPT = 1024
+
+#: How much ``info`` text of one search an arbiter keeps in all, in
+#: characters: the newest lines that fit (at least the newest line).  Honest
+#: engines write far less per search than this holds; a flooding engine's
+#: output is reduced to this much before anything of it is parsed.
+MAX_INFO_KEPT = 4096
+
+#: Longest principal variation an arbiter records, in moves: longer than the
+#: pv of an honest search at the depths engines reach in a game, while the
+#: record of one ply stays small.
+MAX_PV_KEPT = 64
 
 # Recommended deadlines for the arbiter side (milliseconds).  The arbiter's
 # own configuration decides; these are the defaults the spec promises engine

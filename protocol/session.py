@@ -11,12 +11,12 @@ States::
     STARTING --ugiok--> IDLE --go--> SEARCHING --bestmove--> IDLE
     any state --quit--> CLOSED
 
-Two cheap variants serve the arbiter's hot path (one ``go`` and one
-``bestmove`` per ply) without building message objects, with the same state
-changes and checks: :meth:`EngineSession.send_go` formats ``go`` from a
-:class:`~protocol.search.SearchLimits`, and :meth:`EngineSession.receive_bestmove`
-recognises a plain ``bestmove <move>`` line (anything else goes to
-:meth:`~EngineSession.receive`).
+The arbiter's hot path (one ``go`` and one ``bestmove`` per ply) is served
+without building what it does not need, with the same state changes and
+checks: :meth:`EngineSession.send_go` formats ``go`` from a
+:class:`~protocol.search.SearchLimits` without a message object, and
+:meth:`EngineSession.receive` recognises a plain ``bestmove <move>`` and a
+bare ``readyok`` before it reaches for the tokenizer.
 """
 
 from __future__ import annotations
@@ -178,46 +178,34 @@ class EngineSession:
 
     # -- engine -> arbiter ---------------------------------------------------
 
-    def receive_bestmove(self, line: str) -> str | None:
-        """The move of a plain ``bestmove <move>`` line read during a search,
-        applied like :meth:`receive` would (the state goes back to IDLE).
-
-        None, with nothing applied, for any other line (``ponder``, extra
-        tokens or blanks, other commands, or no search on): the caller passes
-        it to :meth:`receive`, which judges it.  This skips the tokenizer and
-        the message object on the line every search ends with.  ``line`` is
-        one that :class:`~protocol.codec.LineSplitter` gave (no LF, valid
-        text, within the length limit)."""
-        if (self.state is SessionState.SEARCHING and line.startswith("bestmove ")
-                and len(line) > 9 and line.count(" ") == 1
-                and "\t" not in line and "\r" not in line):
-            self.state = SessionState.IDLE
-            return line[9:]
-        return None
-
-    def receive_readyok(self, line: str) -> bool:
-        """True, applied like :meth:`receive` would (one ``isready`` answered),
-        when ``line`` is exactly ``readyok`` and an ``isready`` is pending
-        after the handshake; False, with nothing applied, for anything else:
-        the caller passes it to :meth:`receive`, which judges it.  This skips
-        the tokenizer and the message object on the line every game's setup
-        waits for."""
-        if (line == "readyok" and self._pending_ready
-                and (self.state is SessionState.IDLE or self.state is SessionState.SEARCHING)):
-            self._pending_ready -= 1
-            return True
-        return False
-
     def receive(self, line: str) -> EngineMessage | None:
         """Parse a line the engine wrote and apply it; None for blank or
         unknown lines.  Raises ProtocolError for malformed lines (``command``
-        tells which) and for messages not allowed now."""
+        tells which) and for messages not allowed now.
+
+        ``line`` is one line as :class:`~protocol.codec.LineSplitter` gives
+        them (no LF).  The two lines every game waits for are recognised
+        first, without the tokenizer: exactly ``bestmove <move>`` during a
+        search, and exactly ``readyok`` when an ``isready`` is pending."""
+        state = self.state
+        if (state is SessionState.SEARCHING and line.startswith("bestmove ") and len(line) > 9
+                and line.count(" ") == 1 and "\t" not in line and "\r" not in line):
+            try:
+                bestmove = m.BestMove(line[9:])
+            except ProtocolError:
+                pass  # not a token after all: the general path below says why
+            else:
+                self.state = SessionState.IDLE
+                return bestmove
+        elif (line == "readyok" and self._pending_ready
+              and (state is SessionState.IDLE or state is SessionState.SEARCHING)):
+            self._pending_ready -= 1
+            return m.ReadyOk()
         msg = parse_engine_line(line)
-        if msg is None or self.state is SessionState.CLOSED:
+        if msg is None or state is SessionState.CLOSED:
             return msg  # after quit, whatever the engine still says is moot
         if isinstance(msg, m.Info):
             return msg  # allowed at any time
-        state = self.state
         if state is SessionState.STARTING:
             return self._receive_handshake(msg)
         if isinstance(msg, (m.IdName, m.IdAuthor, m.OptionDecl, m.UgiOk)):

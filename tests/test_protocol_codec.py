@@ -5,6 +5,8 @@ Rules under test are in specs/protocol.md (§Transport, §Messages, §States).
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,10 +21,12 @@ from protocol.session import EngineSession, SessionState
 
 KEYWORDS = {"name", "type", "default", "min", "max", "var", "value", "moves", "string",
             "<empty>"}
-_token_chars = st.characters(blacklist_characters=" \t\r\n", blacklist_categories=("Cs",))
+#: no lone surrogates: they cannot be written as UTF-8
+NO_SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
+_token_chars = st.characters(blacklist_characters=" \t\r\n", blacklist_categories=NO_SURROGATES)
 tokens = st.text(_token_chars, min_size=1, max_size=12).filter(lambda t: t not in KEYWORDS)
 phrases = st.lists(tokens, min_size=1, max_size=4).map(" ".join)
-texts = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=("Cs",)),
+texts = st.text(st.characters(blacklist_characters="\r\n", blacklist_categories=NO_SURROGATES),
                 max_size=40).map(lambda t: t.strip(" \t"))
 nonempty_texts = texts.filter(bool)
 ints = st.integers(MIN_INT, MAX_INT)
@@ -381,30 +385,49 @@ def test_session_search_cycle_and_violations():
 
 
 def test_session_fast_go_and_bestmove_match_the_general_path():
-    """send_go / receive_bestmove: the same bytes and state changes as
-    send(Go(...)) / receive(...), or a fallback to receive() (protocol/session.py)."""
+    """send_go, and receive's cheap cases (a plain ``bestmove <move>``, a bare
+    ``readyok``): the same bytes, results and state changes as send(Go(...))
+    and the general path through the tokenizer (protocol/session.py)."""
     limits = SearchLimits(time_ms=59000, inc_ms=100, opponent_time_ms=60000, opponent_inc_ms=100, moves_to_go=7)
-    fields = {"p1time": 60000, "p2time": 59000, "p1inc": 100, "p2inc": 100, "movestogo": 7}
+    fields: dict[str, Any] = {"p1time": 60000, "p2time": 59000, "p1inc": 100, "p2inc": 100, "movestogo": 7}
     fast, slow = _handshaken(), _handshaken()
     assert fast.send_go(limits, False) == slow.send(m.Go(**fields))
     assert fast.state is slow.state is SessionState.SEARCHING
     assert fast.last_go == slow.last_go == m.Go(**fields)
     with pytest.raises(ProtocolError, match="during a search"):
         fast.send_go(SearchLimits(depth=3), True)
-    for line in ("bestmove", "bestmove ", "bestmove d5 ponder e4", "bestmove d5 e4", "bestmove\td5",
-                 "bestmove d5\r", "bestmoves d5", "info depth 1", "readyok"):
-        assert fast.receive_bestmove(line) is None, line
-        assert fast.state is SessionState.SEARCHING
-    assert fast.receive_bestmove("bestmove d5") == "d5"
+    # lines that are not the cheap case get the general path's answer
+    for line, expected in (("bestmove", "the move is missing"), ("bestmove ", "the move is missing"),
+                           ("bestmove d5 ponder e4", m.BestMove("d5", "e4")),
+                           ("bestmove d5 e4", "exactly one move"), ("bestmove\td5", m.BestMove("d5")),
+                           ("bestmove d5\r", m.BestMove("d5")), ("bestmoves d5", None),
+                           ("info depth 1", m.Info(depth=1)), ("readyok", "readyok without isready")):
+        searching = _handshaken()
+        searching.send(m.Go(depth=1))
+        if isinstance(expected, str):
+            with pytest.raises(ProtocolError, match=expected):
+                searching.receive(line)
+            assert searching.state is SessionState.SEARCHING, line
+        else:
+            assert searching.receive(line) == expected == parse_engine_line(line), line
+            ended = isinstance(expected, m.BestMove)
+            assert searching.state is (SessionState.IDLE if ended else SessionState.SEARCHING), line
+    assert fast.state is SessionState.SEARCHING
+    assert fast.receive("bestmove d5") == m.BestMove("d5")  # the cheap case
     assert fast.state is SessionState.IDLE
-    assert fast.receive_bestmove("bestmove d5") is None  # a second one: receive() judges it
-    with pytest.raises(ProtocolError, match="while not searching"):
+    with pytest.raises(ProtocolError, match="while not searching"):  # a second one
         fast.receive("bestmove d5")
+    fast.send(m.IsReady())
+    fast.send(m.IsReady())
+    assert fast.receive("readyok") == m.ReadyOk() and fast.pending_ready == 1  # the cheap case
+    assert fast.receive("readyok") == m.ReadyOk() and fast.pending_ready == 0
+    with pytest.raises(ProtocolError, match="readyok without isready"):
+        fast.receive("readyok")
     assert fast.send_go(SearchLimits(), True) == b"go infinite\n"
     assert fast.last_go == m.Go(infinite=True)
     fast.receive("bestmove d5")
     with pytest.raises(TypeError, match="wtime"):  # no such field: refused before anything is sent
-        SearchLimits(wtime=5)  # type: ignore[call-arg]
+        SearchLimits(wtime=5)
     assert fast.state is SessionState.IDLE
     cases = [
         (SearchLimits(depth=4), True, {"depth": 4}),
@@ -423,7 +446,10 @@ def test_session_fast_go_and_bestmove_match_the_general_path():
     fresh.send(m.Ugi())
     with pytest.raises(ProtocolError, match="before ugiok"):
         fresh.send_go(SearchLimits(depth=1), True)
-    assert fresh.receive_bestmove("bestmove d5") is None
+    with pytest.raises(ProtocolError, match="during the handshake"):
+        fresh.receive("bestmove d5")
+    with pytest.raises(ProtocolError, match="during the handshake"):
+        fresh.receive("readyok")
 
 
 def test_position_line_appends_what_set_position_would_write():
@@ -490,23 +516,26 @@ def test_spec_transcripts_replay_through_codec_and_referee():
         for line in block:
             direction, text = line[:2], line[2:]
             if direction == "> ":
-                msg = parse_arbiter_line(text)
-                assert msg is not None, line
-                if isinstance(msg, m.SetOption) and msg.name == m.GAME_OPTION:
-                    game = get_game(msg.value)
+                sent = parse_arbiter_line(text)
+                assert sent is not None, line
+                if isinstance(sent, m.SetOption) and sent.name == m.GAME_OPTION:
+                    assert sent.value is not None, line
+                    game = get_game(sent.value)
                     games_seen.add(game.name)
-                elif isinstance(msg, m.SetPosition):
-                    position = game.position(msg.fen, msg.moves)
-                elif isinstance(msg, m.Query):
-                    pending_query = msg.what
+                elif isinstance(sent, m.SetPosition):
+                    assert game is not None, line
+                    position = game.position(sent.fen, sent.moves)
+                elif isinstance(sent, m.Query):
+                    pending_query = sent.what
             else:
                 assert direction == "< ", line
-                msg = parse_engine_line(text)
-                assert msg is not None, line
-                if isinstance(msg, m.BestMove):
-                    assert position.is_legal(msg.move), line
+                read = parse_engine_line(text)
+                assert read is not None, line
+                if isinstance(read, m.BestMove):
+                    assert position is not None and position.is_legal(read.move), line
                     bestmoves += 1
-                elif isinstance(msg, m.Response):
-                    assert msg.value == query_answer(position, pending_query), line
+                elif isinstance(read, m.Response):
+                    assert position is not None and pending_query is not None, line
+                    assert read.value == query_answer(position, pending_query), line
         assert bestmoves >= 1
     assert games_seen == {"troll", "atoll", "morris", "talisman"}

@@ -1,7 +1,7 @@
 """An engine process under examination: the conformance checker's probe.
 
 :class:`Probe` runs an engine the way a match does (an
-:class:`arbiter.engine.Engine`'s process: its own process group, stderr
+:class:`arbiter.engine.EngineProcess`: its own process group, stderr
 drained, exit watched, the whole group ended by ``quit``, SIGTERM and SIGKILL)
 but holds a different conversation: it reads stdout itself through the
 protocol's :class:`~protocol.codec.LineSplitter`, keeps a transcript of every
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from arbiter.engine import Engine, EngineConfig, EngineTimeouts
+from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts
 from arbiter.games import IllegalMoveError, Position
 from arbiter.procs import proc_table
 from protocol.codec import LineSplitter, ProtocolError, parse_engine_line
@@ -121,9 +121,9 @@ def is_info(line: str) -> bool:
 class Probe:
     """An engine process whose every line is kept and judged, not acted upon.
 
-    The process itself is an :class:`~arbiter.engine.Engine`'s: started in
+    The process itself is an :class:`~arbiter.engine.EngineProcess`: started in
     its own process group with stderr drained and its exit watched, and
-    ended by :meth:`Engine.aclose` (``quit``, grace, SIGTERM, SIGKILL to the
+    ended by :meth:`EngineProcess.aclose` (``quit``, grace, SIGTERM, SIGKILL to the
     group).  What differs from a match is the conversation: this probe reads
     stdout itself (through the codec's :class:`LineSplitter`), keeps a
     transcript, tracks the protocol with its own :class:`EngineSession` and
@@ -133,7 +133,7 @@ class Probe:
     def __init__(self, number: int, config: EngineConfig, timeouts: EngineTimeouts,
                  log_dir: str | None, evidence: Evidence):
         self.number = number
-        self.engine = Engine(config, timeouts, log_dir)
+        self.engine = EngineProcess(config, timeouts, log_dir)
         self.session = EngineSession()
         self.evidence = evidence
         self.pid: int | None = None
@@ -169,7 +169,7 @@ class Probe:
     async def start(self, nursery: trio.Nursery) -> None:
         """Start the process (EngineError if it cannot be) and the stdout reader."""
         engine = self.engine
-        await engine.spawn(nursery, read_stdout=False)  # this probe reads stdout itself
+        await engine.spawn(nursery)  # this probe reads stdout itself
         self.pid = engine.pid
         self._started_at = engine.started_at
         nursery.start_soon(self._read_stdout)
