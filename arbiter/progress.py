@@ -195,7 +195,7 @@ class RichDisplay(Observer):
     def __init__(self, console: Console | None = None):
         self.console = console or Console()
         self.run: Tournament | None = None
-        self.recent: deque[tuple[str, str, str, str, int]] = deque(maxlen=RECENT)
+        self.recent: deque[tuple[str, str, str, str, str, int]] = deque(maxlen=RECENT)
         self.notes: deque[str] = deque(maxlen=3)
         self.live: Live | None = None
 

@@ -161,9 +161,9 @@ class Ply:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Ply:
-        return cls(**{k: data.get(k) for k in (
-            "move", "color", "time_ms", "clock_ms", "engine_time_ms", "score", "depth", "nodes")},
-            pv=list(data.get("pv") or []))
+        fields: dict[str, Any] = {k: data.get(k) for k in (
+            "move", "color", "time_ms", "clock_ms", "engine_time_ms", "score", "depth", "nodes")}
+        return cls(**fields, pv=list(data.get("pv") or []))
 
 
 #: The old name of :class:`Ply`, kept while callers move over.

@@ -54,7 +54,7 @@ from arbiter.pgn import (
     parse_games,
     read_games,
 )
-from arbiter.record import GameRecord, MatchTermination, Ply
+from arbiter.record import GameRecord, MatchTermination, Ply, Score
 
 __all__ = [
     "LINE_WIDTH", "TAG_ORDER", "RECORD_TAGS", "ParsedGame", "ParsedMove", "MoveData",
@@ -672,8 +672,9 @@ def to_record(parsed: ParsedGame) -> GameRecord:
     for index, (move, text) in enumerate(zip(parsed.moves, canonical, strict=False)):
         if index >= book:
             data = move.data or MoveData(None, None, None)
+            score = None if data.score is None else Score.parse(data.score)
             moves.append(Ply(move=text, color=mover.value, time_ms=data.time_ms or 0,
-                                    score=data.score, depth=data.depth))
+                             score=score, depth=data.depth))
         mover = mover.other
     scores = final.scores()
     return GameRecord(

@@ -78,7 +78,7 @@ def load_games(path: str, text: str) -> list[ParsedGame | RecordSyntaxError]:
 
 def check_games(path: str, text: str) -> list[tuple[ReplayReport, ParsedGame | None]]:
     """The referee's verdict on every game of a file."""
-    checked = []
+    checked: list[tuple[ReplayReport, ParsedGame | None]] = []
     for item in load_games(path, text):
         if isinstance(item, RecordSyntaxError):
             checked.append((records.syntax_report(item), None))
