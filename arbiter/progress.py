@@ -24,7 +24,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from arbiter.match import GameRecord
+from arbiter.record import GameRecord
 from arbiter.schedule import ScheduledGame
 from arbiter.standings import Standings, fmt_elo
 from arbiter.tournament import Observer, RunResult, Tournament, format_duration
@@ -169,7 +169,7 @@ class LineDisplay(Observer):
         eta = _eta(run)
         leader = standings.engines[0] if standings.engines else None
         parts = [f"[{run.done}/{run.total}] {game.key} {record.white} - {record.black}: "
-                 f"{record.result} ({record.termination}) {len(record.moves)} plies"]
+                 f"{record.result} ({record.termination}) {record.plies} plies"]
         if not math.isnan(eta):
             parts.append(f"ETA {format_duration(eta)}")
         if leader is not None:
@@ -195,7 +195,7 @@ class RichDisplay(Observer):
     def __init__(self, console: Console | None = None):
         self.console = console or Console()
         self.run: Tournament | None = None
-        self.recent: deque[tuple[str, str, str, str, int]] = deque(maxlen=RECENT)
+        self.recent: deque[tuple[str, str, str, str, str, int]] = deque(maxlen=RECENT)
         self.notes: deque[str] = deque(maxlen=3)
         self.live: Live | None = None
 
@@ -248,7 +248,7 @@ class RichDisplay(Observer):
 
     def game_finished(self, game: ScheduledGame, record: GameRecord, standings: Standings) -> None:
         self.recent.append((game.key, record.white, record.black, record.result,
-                            record.termination, len(record.moves)))
+                            record.termination, record.plies))
         self._refresh()
 
     def message(self, text: str) -> None:

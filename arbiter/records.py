@@ -4,7 +4,7 @@ The text is PGN in everything but the move syntax, so that the tools engine
 testers already use (grep, PGN viewers' tag tables, scripts) read it:
 
 * :func:`write_game` / :func:`write_games` / :func:`append_game` turn
-  :class:`~arbiter.match.GameRecord` objects into text, byte-for-byte the same
+  :class:`~arbiter.record.GameRecord` objects into text, byte-for-byte the same
   every time for the same records and tags;
 * :func:`parse_games` reads text (ours or written by hand) into
   :class:`ParsedGame` objects, raising :class:`RecordSyntaxError` that names
@@ -40,7 +40,6 @@ from arbiter.games import (
     Termination,
     get_game,
 )
-from arbiter.match import GameRecord, MatchTermination, MoveRecord
 from arbiter.pgn import (
     BOOK_COMMENT,
     UNFINISHED,
@@ -51,12 +50,11 @@ from arbiter.pgn import (
     comment_text,
     escape_tag_value,
     format_move_comment,
-    format_score,
     is_number,
     parse_games,
-    parse_score,
     read_games,
 )
+from arbiter.record import GameRecord, MatchTermination, Ply, Score
 
 __all__ = [
     "LINE_WIDTH", "TAG_ORDER", "RECORD_TAGS", "ParsedGame", "ParsedMove", "MoveData",
@@ -203,6 +201,11 @@ def _full_names(record: GameRecord) -> tuple[str | None, str | None]:
     return (record.white_id or {}).get("name"), (record.black_id or {}).get("name")
 
 
+def _score_text(ply: Ply) -> str | None:
+    """A ply's score as the text forms write it (``cp 35``), None without one."""
+    return None if ply.score is None else str(ply.score)
+
+
 def movetext_tokens(record: GameRecord) -> list[str]:
     """The movetext as units kept on one line when they fit: a move (with
     its number), a comment, the result."""
@@ -212,7 +215,7 @@ def movetext_tokens(record: GameRecord) -> list[str]:
     mover = start.to_move
     tokens: list[str] = []
     plies: list[tuple[str, str]] = [(m, BOOK_COMMENT) for m in record.opening_moves]
-    plies += [(m.move, format_move_comment(m.score, m.depth, m.time_ms)) for m in record.moves]
+    plies += [(m.move, format_move_comment(_score_text(m), m.depth, m.time_ms)) for m in record.moves]
     for index, (move, comment) in enumerate(plies):
         if mover is first:
             tokens.append(f"{number}. {move}")
@@ -347,12 +350,6 @@ def _check_record_types(record: GameRecord) -> None:
             raise ValueError(f"move {ply}: 'move' must be a string and 'time_ms' an integer")
         if move.depth is not None and not isinstance(move.depth, int):
             raise ValueError(f"move {ply}: 'depth' must be an integer or null")
-        if move.score is not None:
-            try:
-                parse_score(format_score(move.score))
-            except Exception:
-                raise ValueError(f"move {ply}: bad score {move.score!r} (expected 'cp N', "
-                                 "'mate N' or 'winprob P')") from None
     if not isinstance(record.time_control, dict):
         raise ValueError("record field 'time_control' must be an object")
 
@@ -364,7 +361,7 @@ def parsed_from_record(record: GameRecord, tags: Mapping[str, str] | None, filen
     context = {k: v for k, v in (tags or {}).items() if k not in RECORD_TAGS}
     pairs = record_tags(record, context)
     moves = [ParsedMove(text=m, line=line, book=True) for m in record.opening_moves]
-    moves += [ParsedMove(text=m.move, line=line, data=MoveData(m.score, m.depth, m.time_ms))
+    moves += [ParsedMove(text=m.move, line=line, data=MoveData(_score_text(m), m.depth, m.time_ms))
               for m in record.moves]
     return ParsedGame(
         filename=filename, number=number, line=line, tags=dict(pairs),
@@ -675,8 +672,9 @@ def to_record(parsed: ParsedGame) -> GameRecord:
     for index, (move, text) in enumerate(zip(parsed.moves, canonical, strict=False)):
         if index >= book:
             data = move.data or MoveData(None, None, None)
-            moves.append(MoveRecord(move=text, color=mover.value, time_ms=data.time_ms or 0,
-                                    score=data.score, depth=data.depth))
+            score = None if data.score is None else Score.parse(data.score)
+            moves.append(Ply(move=text, color=mover.value, time_ms=data.time_ms or 0,
+                             score=score, depth=data.depth))
         mover = mover.other
     scores = final.scores()
     return GameRecord(

@@ -323,7 +323,7 @@ class Store:
             "game": record.get("game"), "white": record["white"], "black": record["black"],
             "result": record["result"], "termination": record["termination"],
             "detail": record.get("termination_detail") or "",
-            "plies": len(moves),
+            "plies": len(record.get("opening_moves") or []) + len(moves),  # from the starting position
             "opening": opening.get("source", ""), "opening_fen": opening.get("fen"),
             "opening_moves": json.dumps(list(opening.get("moves") or [])),
             "start_time": record.get("start_time"), "end_time": record.get("end_time"),

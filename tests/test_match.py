@@ -1,10 +1,11 @@
-"""One game between two real engine processes (arbiter/match.py), the
+"""One game between two real engine processes (arbiter/match/), the
 misbehaving engines of tests/bad_engines/, rule endings of every game through
 real engines, engine specs, and ``arbiter play``.
 
 Each misbehaving engine gets: the right termination, the right loser, no
 process left behind, and a healthy arbiter (a normal game right after, in the
-same test).  Terminations: specs/match.md §Terminations."""
+same test).  Terminations: specs/match.md §Terminations.  The same rules
+without processes, one event at a time: tests/test_match_state.py."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ import sys
 
 import pytest
 from bad_engines.harness import FAST, config, group_alive, pid_alive
+from click.testing import Result
+from typer.testing import CliRunner
 
+from arbiter.cli import app
 from arbiter.engine import EngineStartError, EngineTimeouts, open_engine
 from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
 from arbiter.games import Color, Termination, get_game
@@ -209,10 +213,10 @@ async def test_fault_of_the_waiting_engine_is_noticed_at_once():
     assert all(group_alive(pid) == [] for pid in pids)
 
 
-async def test_search_outlasting_the_armed_deadline_is_not_forfeited():
-    """specs/match.md §Time controls: White's 0.2 s movetime arms the game's
-    deadline; Black's 10 s clock is later, so the armed one fires while Black
-    thinks (0.4 s a move) and the arbiter must wait out Black's own time."""
+async def test_search_outlasting_the_other_sides_deadline_is_not_forfeited():
+    """specs/match.md §Time controls: each search has its own deadline.
+    White's is 0.2 s (movetime); Black, on a 10 s clock, thinks 0.4 s a
+    move and must not be held to White's."""
     white = config("instant.py", tc="st=0.2")
     black = config("slow.py", "0.4", tc="10+0")
     record, _ = await play_pair(white, black, maxplies=5)
@@ -221,9 +225,10 @@ async def test_search_outlasting_the_armed_deadline_is_not_forfeited():
     assert all(m.time_ms >= 400 for m in record.moves if m.color == "black")
 
 
-async def test_sooner_deadline_is_armed():
-    """White's long clock arms a late deadline; Black's 0.2 s movetime must
-    still be enforced on time: Black forfeits long before White's 60 s."""
+async def test_sooner_deadline_is_enforced():
+    """White's long clock gives its searches a late deadline; Black's 0.2 s
+    movetime must still be enforced on time: Black forfeits long before
+    White's 60 s."""
     from datetime import datetime
     white = config("instant.py", tc="60+0")
     black = config("ignore_stop.py", tc="st=0.2")
@@ -465,9 +470,13 @@ def test_bad_engines_files(tmp_path, text, words):
 # --- the CLI ------------------------------------------------------------------------
 
 
-def arbiter(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arbiter", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120)
+def cli(*args: str) -> Result:
+    """The CLI in-process (the engines are still real processes): its exit
+    status and output; an exception that is not an exit is a failure (it
+    would have been a traceback)."""
+    result = CliRunner().invoke(app, list(args))
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
 
 
 def spec(script: str, *extra: str) -> str:
@@ -476,18 +485,18 @@ def spec(script: str, *extra: str) -> str:
 
 
 def test_cli_play_live_and_json(tmp_path):
-    result = arbiter("play", "troll", "--engine", spec("instant.py"),
-                     "--engine", spec("flood_info.py"), "--tc", "30+0.1",
-                     "--log", str(tmp_path / "logs"))
-    assert result.returncode == 0, result.stderr
+    result = cli("play", "troll", "--engine", spec("instant.py"),
+                 "--engine", spec("flood_info.py"), "--tc", "30+0.1",
+                 "--log", str(tmp_path / "logs"))
+    assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "troll: instant (White) vs flood_info (Black), tc 30+0.1"
     assert lines[1].split()[:3] == ["1.", "white", get_game("troll").start().legal_moves()[0]]
     assert "cp 42" in lines[2] and "depth 99" in lines[2]
     assert lines[-1].startswith("result: 0-1 (connection): Black wins by connection")
     assert len(list((tmp_path / "logs").iterdir())) == 2
-    result = arbiter("play", "troll", "-e", spec("instant.py"), "-e", spec("illegal.py"), "--json")
-    assert result.returncode == 0, result.stderr
+    result = cli("play", "troll", "-e", spec("instant.py"), "-e", spec("illegal.py"), "--json")
+    assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["termination"] == "illegal-move" and data["result"] == "1-0"
     assert GameRecord.from_dict(data).illegal_move == data["moves"][0]["move"]
@@ -497,24 +506,25 @@ def test_cli_play_appends_a_replayable_record(tmp_path):
     """`play --pgn` appends each finished game (specs/records.md); replay reads it back."""
     pgn = tmp_path / "games.pgn"
     for _ in range(2):
-        result = arbiter("play", "morris", "-e", spec("instant.py"), "-e", spec("instant.py"),
-                         "--maxplies", "12", "--pgn", str(pgn))
-        assert result.returncode == 0, result.stderr
+        result = cli("play", "morris", "-e", spec("instant.py"), "-e", spec("instant.py"),
+                     "--maxplies", "12", "--pgn", str(pgn))
+        assert result.exit_code == 0, result.stderr
     text = pgn.read_text()
     assert text.count('[Game "morris"]') == 2
     assert '[Termination "max-plies"]' in text
-    replay = arbiter("replay", str(pgn))
-    assert replay.returncode == 0, replay.stdout + replay.stderr
+    replay = cli("replay", str(pgn))
+    assert replay.exit_code == 0, replay.stdout + replay.stderr
 
 
-def test_cli_play_engines_file_and_opening(tmp_path):
+def test_cli_play_engines_file_and_opening(tmp_path, monkeypatch):
     moves = find_game("morris", "fewer-than-three", False)
     cfg = config("replay.py", *moves)
     (tmp_path / "engines.toml").write_text(
         f"[engines.rep]\ncmd = '{cfg.cmd}'\nargs = {json.dumps(moves)}\n")
-    result = arbiter("play", "morris", "-e", "rep", "-e", "rep name=other",
-                     "--moves", " ".join(moves[:-1]), "--json", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    monkeypatch.chdir(tmp_path)  # ./engines.toml is the default engines file
+    result = cli("play", "morris", "-e", "rep", "-e", "rep name=other",
+                 "--moves", " ".join(moves[:-1]), "--json")
+    assert result.exit_code == 0, result.stderr
     data = json.loads(result.stdout)
     assert (data["white"], data["black"]) == ("rep", "other")
     assert data["termination"] == "fewer-than-three" and len(data["moves"]) == 1
@@ -532,8 +542,8 @@ def test_cli_play_engines_file_and_opening(tmp_path):
      "--pgn /proc/no/such.pgn: cannot append to it"),
 ])
 def test_cli_play_usage_errors(args, words):
-    result = arbiter("play", "troll", *args)
-    assert result.returncode == 2
+    result = cli("play", "troll", *args)
+    assert result.exit_code == 2
     assert words in result.stderr and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
 
@@ -549,8 +559,8 @@ async def test_an_unwritable_log_directory_is_a_start_error(tmp_path):
 
 
 def test_cli_play_handshake_failure():
-    result = arbiter("play", "troll", "-e", spec("instant.py"), "-e", spec("exit_before_ugiok.py"))
-    assert result.returncode == 1
+    result = cli("play", "troll", "-e", spec("instant.py"), "-e", spec("exit_before_ugiok.py"))
+    assert result.exit_code == 1
     assert "handshake-failure" in result.stderr and "exit_before_ugiok" in result.stderr
     assert "the game was not played" in result.stderr and "Traceback" not in result.stderr
 

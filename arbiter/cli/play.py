@@ -12,7 +12,8 @@ from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
 from arbiter.engine import EngineConfig, EngineStartError
 from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError
 from arbiter.games import GameError, Position, get_game, split_moves
-from arbiter.match import DEFAULT_TC, GameRecord, MoveRecord, play_engines
+from arbiter.match import DEFAULT_TC, play_engines
+from arbiter.record import GameRecord, Ply
 
 from .app import app, checked_log_dir, checked_record_file, fail, interrupted, run_interruptible
 
@@ -28,12 +29,12 @@ def load_engine_configs(specs: list[str], engines_file: str | None) -> list[Engi
         fail(str(exc))
 
 
-def _describe_move(ply: int, record: MoveRecord) -> str:
+def _describe_move(ply: int, record: Ply) -> str:
     parts = [f"{ply:>4}. {record.color:<5} {record.move:<10} {record.time_ms / 1000:7.3f} s"]
     if record.clock_ms is not None:
         parts.append(f"clock {record.clock_ms / 1000:.3f} s")
     if record.score is not None:
-        parts.append(record.score)
+        parts.append(str(record.score))
     if record.depth is not None:
         parts.append(f"depth {record.depth}")
     if record.nodes is not None:
@@ -77,7 +78,7 @@ def play(
     log_dir = checked_log_dir(log)
     checked_record_file(pgn)
 
-    def on_move(record: MoveRecord, position: Position) -> None:
+    def on_move(record: Ply, position: Position) -> None:
         if not as_json:
             typer.echo(_describe_move(position.ply, record))
 

@@ -18,8 +18,8 @@ import typer
 
 from arbiter import records
 from arbiter.games import Position
-from arbiter.match import GameRecord
 from arbiter.pgn import is_number
+from arbiter.record import GameRecord
 from arbiter.records import ParsedGame, RecordSyntaxError, ReplayReport
 from arbiter.store import DEFAULT_DB, FINISHED, Store, StoreError
 

@@ -1,0 +1,240 @@
+"""The record of a finished game, below the match: plain values, no I/O.
+
+A :class:`GameRecord` is what :func:`arbiter.match.play_game` returns and
+what the store, the records exporter, the standings and the CLI consume;
+one :class:`Ply` per move an engine played.  This module imports only the
+referee (:mod:`arbiter.games`), so every consumer can read a record without
+the match, its engines or trio.
+
+Terminations, score kinds and colours are enums or value types in here;
+they become text only at the edge (``to_dict``, the database, the PGN and
+JSON forms), and that text is today's: ``"time-forfeit"``, ``"cp 35"``,
+``"white"`` (``specs/match.md`` §The game record, ``specs/storage.md``).
+
+*Plies* means one thing everywhere: the plies of the game from its starting
+position (the ``fen``, or the game's start position), **the opening's
+included** (:attr:`GameRecord.plies`, ``--maxplies``, the PGN ``PlyCount``,
+the ``plies`` column of the database).  The plies the engines played are
+``len(record.moves)``.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from arbiter.games import Termination
+
+__all__ = ["MatchTermination", "ScoreKind", "Score", "Ply", "MoveRecord", "GameRecord", "Ending"]
+
+
+class MatchTermination(enum.StrEnum):
+    """Endings the arbiter decides (the rules' endings are
+    :class:`arbiter.games.Termination`).  Each is defined in ``specs/match.md``
+    §Terminations; the values are the text of records and the database."""
+
+    ILLEGAL_MOVE = "illegal-move"  # the referee refused the move: the mover loses
+    MALFORMED_BESTMOVE = "malformed-bestmove"  # not `bestmove <move>`: the mover loses
+    TIME_FORFEIT = "time-forfeit"  # over its clock (+ margin): the mover loses
+    CRASH = "crash"  # exited or closed its output: it loses
+    STALL = "stall"  # no bestmove within the stall limit nor after stop: it loses
+    PROTOCOL_ERROR = "protocol-error"  # broke the protocol (2nd bestmove, overlong line...): it loses
+    MAX_PLIES = "max-plies"  # adjudicated at --maxplies: scores decide, else a draw
+    HANDSHAKE_FAILURE = "handshake-failure"  # never in a record: the game is not played
+
+
+#: Why a game ended: the rules' reason or the arbiter's.
+Ending = Termination | MatchTermination
+
+
+class ScoreKind(enum.StrEnum):
+    """What an engine's score counts (``specs/protocol.md`` §info)."""
+
+    CP = "cp"  # centipawn-like units, from the mover's view
+    MATE = "mate"  # mate in N plies (negative: mated)
+    WINPROB = "winprob"  # probability of winning, 0..1
+
+
+_SCORE_SYNTAX = "expected 'cp N', 'mate N' or 'winprob P'"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Score:
+    """An engine's score of its move, from the mover's view.
+
+    ``str(score)`` is the record's text (``cp 35``, ``mate -3``, ``winprob
+    0.62``) and :meth:`parse` reads it back: ``Score.parse(str(s)) == s``.  A
+    winprob is kept as its text shows it (``:g``, six significant digits), so
+    a score read back from a stored record equals the one the match made.
+
+    A score also equals its text (``score == "cp 35"``): records made before
+    there was a Score, and code that still holds text, compare alike."""
+
+    kind: ScoreKind
+    value: int | float
+
+    def __post_init__(self) -> None:
+        kind = ScoreKind(self.kind)
+        object.__setattr__(self, "kind", kind)
+        value = self.value
+        if kind is ScoreKind.WINPROB:
+            if isinstance(value, bool) or not isinstance(value, int | float) \
+                    or not math.isfinite(value) or value < 0:
+                raise ValueError(f"bad score: winprob {value!r} is not a number >= 0")
+            object.__setattr__(self, "value", float(f"{value:g}"))
+        elif isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"bad score: {kind} {value!r} is not a whole number")
+
+    @classmethod
+    def parse(cls, text: object) -> Score:
+        """The score written as ``text``; ValueError if it is not one."""
+        if isinstance(text, str):
+            kind, _, value = text.partition(" ")
+            try:
+                if kind in (ScoreKind.CP, ScoreKind.MATE):
+                    return cls(ScoreKind(kind), int(value))
+                if kind == ScoreKind.WINPROB:
+                    return cls(ScoreKind.WINPROB, float(value))
+            except ValueError:
+                pass
+        raise ValueError(f"bad score {text!r} ({_SCORE_SYNTAX})")
+
+    @classmethod
+    def from_info(cls, info: Mapping[str, object]) -> Score | None:
+        """The score of a search's merged ``info`` fields (``score_mate``,
+        ``score_cp`` or ``score_winprob``, in that order), None without one."""
+        for key, kind in (("score_mate", ScoreKind.MATE), ("score_cp", ScoreKind.CP),
+                          ("score_winprob", ScoreKind.WINPROB)):
+            value = info.get(key)
+            if value is not None:
+                return cls(kind, value)  # type: ignore[arg-type]  # the codec made it an int or float
+        return None
+
+    def __str__(self) -> str:
+        if self.kind is ScoreKind.WINPROB:
+            return f"winprob {self.value:g}"
+        return f"{self.kind} {self.value}"
+
+    def __repr__(self) -> str:
+        return f"Score({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Score):
+            return self.kind is other.kind and self.value == other.value
+        if isinstance(other, str):
+            return str(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))  # equal to its text, so hashed as its text
+
+
+@dataclass(slots=True)
+class Ply:
+    """One ply played by an engine: what the arbiter measured and what the
+    engine reported (the last value of each field of its ``info`` lines).
+
+    ``score`` may be given as its text (``"cp 35"``): it is parsed."""
+
+    move: str  # canonical
+    color: str  # "white" or "black": who played it
+    time_ms: int  # measured: `go` written -> `bestmove` read
+    clock_ms: int | None = None  # the mover's clock after the move (None without a clock)
+    engine_time_ms: int | None = None  # the engine's own `info time`
+    score: Score | None = None  # from the mover's view
+    depth: int | None = None
+    nodes: int | None = None
+    pv: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.score is not None and not isinstance(self.score, Score):
+            self.score = Score.parse(self.score)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"move": self.move, "color": self.color, "time_ms": self.time_ms,
+                "clock_ms": self.clock_ms, "engine_time_ms": self.engine_time_ms,
+                "score": None if self.score is None else str(self.score),
+                "depth": self.depth, "nodes": self.nodes, "pv": list(self.pv)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Ply:
+        fields: dict[str, Any] = {k: data.get(k) for k in (
+            "move", "color", "time_ms", "clock_ms", "engine_time_ms", "score", "depth", "nodes")}
+        return cls(**fields, pv=list(data.get("pv") or []))
+
+
+#: The old name of :class:`Ply`, kept while callers move over.
+MoveRecord = Ply
+
+
+@dataclass
+class GameRecord:
+    """A finished game.  JSON-able through :meth:`to_dict` / :meth:`from_dict`.
+
+    ``result`` is from White's view (``1-0``, ``0-1``, ``1/2-1/2``) whoever
+    moved first; ``termination`` is the text of a
+    :class:`~arbiter.games.Termination` or :class:`MatchTermination`;
+    ``termination_detail`` is one sentence saying who did what.  ``fen`` None
+    means the game's start position; ``opening_moves`` were given, not played
+    by the engines; ``moves`` are the plies the engines played.
+    """
+
+    game: str
+    white: str
+    black: str
+    result: str
+    termination: str
+    termination_detail: str
+    fen: str | None = None
+    opening_moves: list[str] = field(default_factory=list)
+    moves: list[Ply] = field(default_factory=list)
+    time_control: dict[str, str] = field(default_factory=dict)  # {"white": tc, "black": tc}
+    timemargin_ms: dict[str, int] = field(default_factory=dict)
+    start_time: str = ""  # ISO 8601 UTC
+    end_time: str = ""
+    final_fen: str | None = None
+    scores: list[int] | None = None  # [white, black] for games with scores
+    maxplies: int | None = None
+    illegal_move: str | None = None  # the move text refused (illegal / malformed bestmove)
+    white_id: dict[str, str | None] = field(default_factory=dict)  # {"name", "author"} as declared
+    black_id: dict[str, str | None] = field(default_factory=dict)
+
+    @property
+    def plies(self) -> int:
+        """Plies from the starting position: the opening's and the engines'."""
+        return len(self.opening_moves) + len(self.moves)
+
+    @property
+    def all_moves(self) -> list[str]:
+        return self.opening_moves + [m.move for m in self.moves]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as JSON values (the fields in order; moves as objects,
+        scores as their text)."""
+        data: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if name == "moves":
+                value = [move.to_dict() for move in value]
+            elif isinstance(value, list | dict):
+                value = value.copy()
+            data[name] = value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GameRecord:
+        """Inverse of :meth:`to_dict`; unknown keys are ignored.  ValueError
+        names the move whose score is not one."""
+        values = dict(data)
+        moves = []
+        for ply, move in enumerate(data.get("moves") or [], start=1):
+            try:
+                moves.append(Ply.from_dict(move))
+            except ValueError as exc:
+                raise ValueError(f"move {ply}: {exc}") from None
+        values["moves"] = moves
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in values.items() if k in known})
