@@ -37,10 +37,11 @@ from arbiter.clock import TimeControl, TimeControlError
 from arbiter.engine import EngineConfig
 
 __all__ = [
-    "EngineSpecError", "parse_engine_spec", "load_engines_file", "load_engine_configs",
-    "DEFAULT_ENGINES_FILE",
+    "EngineSpecError", "parse_engine_spec", "load_engines_file", "read_toml", "DEFAULT_ENGINES_FILE",
 ]
 
+#: the engines file looked for in the current folder when none is given
+#: (which file applies is decided in one place: ``arbiter.config.engines_file_for``)
 DEFAULT_ENGINES_FILE = "engines.toml"
 
 SPEC_KEYS = "cmd, name, arg, dir, option.NAME, env.NAME, tc, timemargin, conf"
@@ -230,13 +231,3 @@ def _engine_from_table(name: str, table: Any, path: str, base_dir: str) -> Engin
         tc=_check_tc(tc, where) if tc is not None else None,
         timemargin_ms=_timemargin(table.get("timemargin", 0), where),
     )
-
-
-def load_engine_configs(specs: list[str], engines_file: str | None = None) -> list[EngineConfig]:
-    """Parse command-line SPECs against ``engines_file`` (default: ``engines.toml``
-    in the current folder when it exists); EngineSpecError on a bad one."""
-    path = engines_file
-    if path is None and os.path.exists(DEFAULT_ENGINES_FILE):
-        path = DEFAULT_ENGINES_FILE
-    engines = load_engines_file(path) if path is not None else None
-    return [parse_engine_spec(spec, engines, path) for spec in specs]

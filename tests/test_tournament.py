@@ -374,7 +374,8 @@ async def test_a_failing_database_aborts_the_run_cleanly(tmp_path):
     the game that could not be stored is abandoned (replayed on resume), the
     engines are ended, the reason is the note."""
     from arbiter.engine import EngineConfig
-    from arbiter.tournament import Observer, Tournament, TournamentConfig, open_tournament
+    from arbiter.config import TournamentConfig
+    from arbiter.tournament import Observer, Tournament, open_tournament
 
     db = tmp_path / "locked.db"
     tag = f"arbiter-test-{uuid.uuid4()}"
