@@ -352,15 +352,14 @@ class Tournament:
         with trio.CancelScope(shield=True):
             stored = await self._write(f"storing game {scheduled.key}",
                                        self._store_game, scheduled, record)
-            if stored is None:
-                return False
-            del self.running[scheduled.key]
-            if stored:
-                self._game_stored(scheduled, record)
-            else:
-                self.observer.message(f"game {scheduled.key} was already stored (another run on "
-                                      "this database?); the stored game is kept")
-            return True
+            if stored is not None:
+                del self.running[scheduled.key]
+                if stored:
+                    self._game_stored(scheduled, record)
+                else:
+                    self.observer.message(f"game {scheduled.key} was already stored (another run "
+                                          "on this database?); the stored game is kept")
+        return stored is not None
 
     async def _play_with_retry(self, scheduled: ScheduledGame, held: dict[str, _Held],
                                engines: trio.Nursery) -> GameRecord | None:
@@ -400,9 +399,11 @@ class Tournament:
                     engines: trio.Nursery) -> GameRecord:
         """Play one game with the worker's engines, starting those it lacks.
 
-        Engines start within the bounded wave (:attr:`_startups`); the clock
-        of the game starts in :func:`play_game`, after both engines answered
-        ``readyok`` to the new game, never while one of them is still loading."""
+        Engines start in a bounded wave (:attr:`_startups`, see
+        :data:`STARTUPS_PER_CORE`), so that a high concurrency neither makes
+        handshakes late nor starves the games already playing.  The clock of
+        the game starts in :func:`play_game`, once both engines have answered
+        ``readyok`` to the new game: never while one of them is loading."""
         for name in [n for n in held if n not in scheduled.players]:
             await held.pop(name).close()
         missing = [n for n in (scheduled.white, scheduled.black) if n not in held]
