@@ -110,25 +110,7 @@ def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
             continue
         if not eq:
             raise EngineSpecError(f"{where}: {word!r} is not key=value (keys: {SPEC_KEYS})")
-        if key.startswith("env."):
-            name = key[len("env."):]
-            if not name:
-                raise EngineSpecError(f"{where}: {word!r} has no variable name after 'env.'")
-            config.env[name] = value
-        elif key == "cmd":
-            config.cmd = value
-        elif key == "name":
-            config.name = value or None
-        elif key == "arg":
-            config.args.append(value)
-        elif key == "dir":
-            config.dir = value
-        elif key == "tc":
-            config.tc = _check_tc(value, where)
-        elif key == "timemargin":
-            config.timemargin_ms = _timemargin(value, where)
-        else:
-            raise EngineSpecError(f"{where}: unknown key {key!r} (keys: {SPEC_KEYS})")
+        _set(config, key, value, where)
     if not config.cmd.strip():
         raise EngineSpecError(f"{where}: no cmd= (the command that runs the engine)")
     try:
@@ -136,6 +118,29 @@ def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
     except ValueError as exc:
         raise EngineSpecError(f"{where}: bad cmd {config.cmd!r}: {exc}") from None
     return config
+
+
+def _set(config: EngineConfig, key: str, value: str, where: str) -> None:
+    """One ``key=value`` of a SPEC (other than ``conf`` and ``option.NAME``)."""
+    if key.startswith("env."):
+        name = key[len("env."):]
+        if not name:
+            raise EngineSpecError(f"{where}: {key + '=' + value!r} has no variable name after 'env.'")
+        config.env[name] = value
+    elif key == "cmd":
+        config.cmd = value
+    elif key == "name":
+        config.name = value or None
+    elif key == "arg":
+        config.args.append(value)
+    elif key == "dir":
+        config.dir = value
+    elif key == "tc":
+        config.tc = _check_tc(value, where)
+    elif key == "timemargin":
+        config.timemargin_ms = _timemargin(value, where)
+    else:
+        raise EngineSpecError(f"{where}: unknown key {key!r} (keys: {SPEC_KEYS})")
 
 
 def _merge(base: EngineConfig, over: EngineConfig) -> EngineConfig:

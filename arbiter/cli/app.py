@@ -1,4 +1,6 @@
-"""The typer application shared by the command modules, and error helpers."""
+"""The typer application shared by the command modules, error helpers, and
+the command line's one interrupt policy (:func:`run_interruptible`): signals
+are the command line's business, the library never installs a handler."""
 
 from __future__ import annotations
 

@@ -99,6 +99,11 @@ def play(
         fail(f"handshake-failure: {exc}; the game was not played", EXIT_NOT_PLAYED)
     except Interrupted as exc:
         exit_interrupted(exc, "engines stopped")
+    _report(record, pgn, as_json)
+
+
+def _report(record: GameRecord, pgn: str | None, as_json: bool) -> None:
+    """The finished game: appended to ``--pgn``, then the result (or the JSON record)."""
     if pgn:
         try:
             records.append_game(pgn, record, {"Event": "arbiter play", "Site": "?", "Round": "1.1"})

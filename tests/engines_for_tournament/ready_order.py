@@ -47,9 +47,11 @@ def say(line: str) -> None:
 
 
 def read_line() -> str | None:
-    raw = sys.stdin.buffer.raw  # type: ignore[attr-defined]  # stdin is a BufferedReader over a FileIO
-    data = raw.readline()
-    return data.decode().strip() if data else None
+    """The next line, read a byte at a time (None at the end of the input)."""
+    data = bytearray()
+    while (byte := os.read(0, 1)) and byte != b"\n":
+        data += byte
+    return data.decode().strip() if data or byte else None
 
 
 def pending() -> bool:
