@@ -37,10 +37,11 @@ from arbiter.clock import TimeControl, TimeControlError
 from arbiter.engine import EngineConfig
 
 __all__ = [
-    "EngineSpecError", "parse_engine_spec", "load_engines_file", "load_engine_configs",
-    "DEFAULT_ENGINES_FILE",
+    "EngineSpecError", "parse_engine_spec", "load_engines_file", "read_toml", "DEFAULT_ENGINES_FILE",
 ]
 
+#: the engines file looked for in the current folder when none is given
+#: (which file applies is decided in one place: ``arbiter.config.engines_file_for``)
 DEFAULT_ENGINES_FILE = "engines.toml"
 
 SPEC_KEYS = "cmd, name, arg, dir, option.NAME, env.NAME, tc, timemargin, conf"
@@ -109,25 +110,7 @@ def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
             continue
         if not eq:
             raise EngineSpecError(f"{where}: {word!r} is not key=value (keys: {SPEC_KEYS})")
-        if key.startswith("env."):
-            name = key[len("env."):]
-            if not name:
-                raise EngineSpecError(f"{where}: {word!r} has no variable name after 'env.'")
-            config.env[name] = value
-        elif key == "cmd":
-            config.cmd = value
-        elif key == "name":
-            config.name = value or None
-        elif key == "arg":
-            config.args.append(value)
-        elif key == "dir":
-            config.dir = value
-        elif key == "tc":
-            config.tc = _check_tc(value, where)
-        elif key == "timemargin":
-            config.timemargin_ms = _timemargin(value, where)
-        else:
-            raise EngineSpecError(f"{where}: unknown key {key!r} (keys: {SPEC_KEYS})")
+        _set(config, key, value, where)
     if not config.cmd.strip():
         raise EngineSpecError(f"{where}: no cmd= (the command that runs the engine)")
     try:
@@ -135,6 +118,29 @@ def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
     except ValueError as exc:
         raise EngineSpecError(f"{where}: bad cmd {config.cmd!r}: {exc}") from None
     return config
+
+
+def _set(config: EngineConfig, key: str, value: str, where: str) -> None:
+    """One ``key=value`` of a SPEC (other than ``conf`` and ``option.NAME``)."""
+    if key.startswith("env."):
+        name = key[len("env."):]
+        if not name:
+            raise EngineSpecError(f"{where}: {key + '=' + value!r} has no variable name after 'env.'")
+        config.env[name] = value
+    elif key == "cmd":
+        config.cmd = value
+    elif key == "name":
+        config.name = value or None
+    elif key == "arg":
+        config.args.append(value)
+    elif key == "dir":
+        config.dir = value
+    elif key == "tc":
+        config.tc = _check_tc(value, where)
+    elif key == "timemargin":
+        config.timemargin_ms = _timemargin(value, where)
+    else:
+        raise EngineSpecError(f"{where}: unknown key {key!r} (keys: {SPEC_KEYS})")
 
 
 def _merge(base: EngineConfig, over: EngineConfig) -> EngineConfig:
@@ -230,13 +236,3 @@ def _engine_from_table(name: str, table: Any, path: str, base_dir: str) -> Engin
         tc=_check_tc(tc, where) if tc is not None else None,
         timemargin_ms=_timemargin(table.get("timemargin", 0), where),
     )
-
-
-def load_engine_configs(specs: list[str], engines_file: str | None = None) -> list[EngineConfig]:
-    """Parse command-line SPECs against ``engines_file`` (default: ``engines.toml``
-    in the current folder when it exists); EngineSpecError on a bad one."""
-    path = engines_file
-    if path is None and os.path.exists(DEFAULT_ENGINES_FILE):
-        path = DEFAULT_ENGINES_FILE
-    engines = load_engines_file(path) if path is not None else None
-    return [parse_engine_spec(spec, engines, path) for spec in specs]

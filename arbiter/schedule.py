@@ -104,8 +104,8 @@ def parse_opening_line(game: Game, text: str, source: str, line: int) -> Opening
         except (GameError, ValueError) as exc:  # a referee error, whatever its kind
             reasons.append(str(exc))
             continue
-        if position.is_over():
-            outcome = position.outcome()
+        outcome = position.outcome()
+        if outcome is not None:
             raise OpeningError(source, line, f"the game is already over after this opening "
                                f"({outcome.result}, {outcome.termination.value})")
         canonical = _canonical_moves(game, fen, moves)
@@ -264,6 +264,7 @@ class _OpeningSource:
                 self._cycles[cycle] = indices
             return self.openings[self._cycles[cycle][slot]]
         if self.random_plies:
+            assert self.game is not None  # checked in __init__
             if pair not in self._random:
                 self._random[pair] = random_opening(self.game, self.random_plies, self.seed, pair + 1)
             return self._random[pair]

@@ -163,10 +163,9 @@ class Tally:
 
     def standings(self, sprt: SPRT | None = None) -> Standings:
         order, penta = self.order, self.penta
-        pairs = [PairLine(a, b, PairStats(*counts, pentanomial=tuple(penta[(a, b)])
-                                          if (a, b) in penta else None))
-                 for (a, b), counts in sorted(self.per_pair.items(),
-                                              key=lambda kv: (order[kv[0][0]], order[kv[0][1]]))]
+        pairs = [PairLine(a, b, PairStats(wins, draws, losses, pentanomial=_five(penta.get((a, b)))))
+                 for (a, b), (wins, draws, losses) in sorted(
+                     self.per_pair.items(), key=lambda kv: (order[kv[0][0]], order[kv[0][1]]))]
         ratings = joint_ratings_from_pairs({(line.first, line.second): line.stats for line in pairs},
                                            anchor=Anchor(), engines=list(order))
         lines = []
@@ -183,6 +182,14 @@ class Tally:
             standings.sprt = sprt
             standings.sprt_status = sprt.status(stats)
         return standings
+
+
+def _five(counts: list[int] | None) -> tuple[int, int, int, int, int] | None:
+    """A pentanomial count list as the tuple PairStats takes."""
+    if counts is None:
+        return None
+    a, b, c, d, e = counts
+    return (a, b, c, d, e)
 
 
 def fmt_elo(value: float | None, error: float | None = None) -> str:

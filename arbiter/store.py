@@ -191,18 +191,18 @@ class Store:
         with self._lock, self.db.atomic():
             self._check_schema(allow_empty=True)
             db = self.db
-            db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
-            db["tournaments"].create({
+            db.table("meta").create({"key": str, "value": str}, pk="key", if_not_exists=True)
+            db.table("tournaments").create({
                 "id": int, "name": str, "game": str, "format": str, "identity": str,
                 "config": str, "engines": str, "total_games": int, "status": str,
                 "note": str, "created": str, "updated": str,
             }, pk="id", not_null={"name", "game", "identity", "config", "status", "created"},
                 if_not_exists=True)
-            db["engines"].create({
+            db.table("engines").create({
                 "id": int, "tournament": int, "name": str, "spec": str,
             }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
                 not_null={"tournament", "name"}, if_not_exists=True)
-            db["games"].create({
+            db.table("games").create({
                 "id": int, "tournament": int, "key": str, "seq": int, "round": int,
                 "pairing": int, "game_index": int, "pair": int, "game": str,
                 "white": str, "black": str, "result": str, "termination": str,
@@ -212,17 +212,17 @@ class Store:
             }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
                 not_null={"tournament", "key", "white", "black", "result", "termination"},
                 if_not_exists=True)
-            db["events"].create({
+            db.table("events").create({
                 "id": int, "tournament": int, "time": str, "kind": str, "engine": str,
                 "key": str, "detail": str,
             }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
                 not_null={"tournament", "time", "kind"}, if_not_exists=True)
-            db["engines"].create_index(["tournament", "name"], unique=True, if_not_exists=True)
-            db["games"].create_index(["tournament", "key"], unique=True, if_not_exists=True)
-            db["games"].create_index(["tournament", "seq"], if_not_exists=True)
-            db["tournaments"].create_index(["identity"], if_not_exists=True)
-            db["events"].create_index(["tournament"], if_not_exists=True)
-            db["meta"].insert({"key": "schema_version", "value": str(SCHEMA_VERSION)},
+            db.table("engines").create_index(["tournament", "name"], unique=True, if_not_exists=True)
+            db.table("games").create_index(["tournament", "key"], unique=True, if_not_exists=True)
+            db.table("games").create_index(["tournament", "seq"], if_not_exists=True)
+            db.table("tournaments").create_index(["identity"], if_not_exists=True)
+            db.table("events").create_index(["tournament"], if_not_exists=True)
+            db.table("meta").insert({"key": "schema_version", "value": str(SCHEMA_VERSION)},
                               replace=True)
 
     def _check_schema(self, allow_empty: bool = False) -> None:
@@ -258,7 +258,7 @@ class Store:
         one transaction; returns its id."""
         stamp = now_iso()
         with self._lock, self.db.atomic():
-            table = self.db["tournaments"]
+            table = self.db.table("tournaments")
             table.insert({
                 "name": name, "game": game, "format": format, "identity": identity,
                 "config": json.dumps(config, sort_keys=True),
@@ -267,7 +267,8 @@ class Store:
                 "created": stamp, "updated": stamp,
             })
             tournament_id = table.last_pk
-            self.db["engines"].insert_all(
+            assert tournament_id is not None  # an insert sets it
+            self.db.table("engines").insert_all(
                 {"tournament": tournament_id, "name": e["name"],
                  "spec": json.dumps(e, sort_keys=True)} for e in engines)
         return int(tournament_id)
@@ -295,7 +296,7 @@ class Store:
         if note is not None:
             values["note"] = note
         with self._lock, self.db.atomic():
-            self.db["tournaments"].update(tournament_id, values)
+            self.db.table("tournaments").update(tournament_id, values)
 
     def engines(self, tournament_id: int) -> list[dict[str, Any]]:
         return self._rows("engines", "select * from engines where tournament = ? order by id",
@@ -335,9 +336,10 @@ class Store:
         with self._lock:
             try:
                 with self.db.atomic():
-                    table = self.db["games"]
+                    table = self.db.table("games")
                     table.insert(row)
-                    self.db["tournaments"].update(tournament_id, {"updated": row["stored"]})
+                    self.db.table("tournaments").update(tournament_id, {"updated": row["stored"]})
+                    assert table.last_pk is not None  # an insert sets it
                     return int(table.last_pk)
             except sqlite3.IntegrityError as exc:
                 if "UNIQUE" in str(exc):
@@ -365,7 +367,7 @@ class Store:
         """Something worth knowing that is not a game: a crash, a restart, a
         failed handshake, an interruption."""
         with self._lock, self.db.atomic():
-            self.db["events"].insert({"tournament": tournament_id, "time": now_iso(),
+            self.db.table("events").insert({"tournament": tournament_id, "time": now_iso(),
                                       "kind": kind, "engine": engine, "key": key,
                                       "detail": detail})
 

@@ -1,15 +1,18 @@
 """A whole run: a tournament's schedule played by engine processes (trio).
 
-:class:`TournamentConfig` says what to play (and hashes to the tournament's
-*identity*, so running the same command twice finds the same tournament);
-:class:`Tournament` plays what is left of its schedule and stores each game
-the moment it ends.  The rules are in ``specs/tournament.md``:
+:class:`Tournament` plays what is left of a stored tournament's schedule and
+stores each game the moment it ends; what to play is a
+:class:`~arbiter.config.TournamentConfig` (``arbiter/config.py``).  The rules
+are in ``specs/tournament.md``:
 
 * ``concurrency`` worker tasks in one nursery each take the next pending game
   of the schedule (preferring, within a short look-ahead, a game of the
   engines they already hold), play it with :func:`arbiter.match.play_game`
   and commit it in one transaction (in a worker thread, so a slow disk never
   delays the event loop that times the engines);
+* engines start in a bounded wave (:func:`startup_limit` start-ups at once),
+  and a game's clock starts only once both of its engines have answered
+  ``readyok`` to the new game (``play_game`` asks both before the first ``go``);
 * a worker keeps its engine processes from game to game (``uginewgame``)
   unless ``restart`` is set; an engine that crashed, stalled or is otherwise
   unfit is closed and started afresh for its next game (an ``events`` row
@@ -19,287 +22,60 @@ the moment it ends.  The rules are in ``specs/tournament.md``:
   *aborted* (games in progress are abandoned, finished games stay);
 * SPRT (two engines): once a bound is crossed no new game pair starts, the
   game pairs already started are completed, and the run ends ``finished``;
-* Ctrl-C / SIGTERM: games in progress are abandoned (replayed on resume),
-  engines are killed, the run ends ``interrupted``.
+* :meth:`Tournament.stop` (the command line calls it on Ctrl-C, SIGTERM,
+  SIGHUP or a closed output; the library installs no signal handler): games
+  in progress are abandoned (replayed on resume), engines are ended, the run
+  ends ``interrupted``.
 """
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import json
+import functools
 import math
 import os
-import signal
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import trio
 
 from arbiter import records
-from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
-from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
-from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec, read_toml
-from arbiter.games import GameError, get_game
-from arbiter.match import DEFAULT_TC, GameRecord, play_game
+from arbiter.clock import TimeControl
+from arbiter.config import TournamentConfig
+from arbiter.engine import Engine, EngineStartError, EngineTimeouts, open_engine
+from arbiter.games import get_game
+from arbiter.match import GameRecord, play_game
 from arbiter.rating import SPRT, SPRTConfigError
-from arbiter.schedule import (
-    FORMATS,
-    ORDERS,
-    Opening,
-    Schedule,
-    ScheduledGame,
-    ScheduleError,
-    build_schedule,
-    parse_openings,
-)
+from arbiter.schedule import ScheduledGame
 from arbiter.standings import Standings, Tally, compute_standings
-
-_T = TypeVar("_T")
 from arbiter.store import ABORTED, FINISHED, INTERRUPTED, RUNNING, DuplicateGameError, Store
 
 __all__ = [
-    "ConfigError", "TournamentConfig", "Observer", "RunResult", "Tournament",
-    "load_config_file", "open_tournament", "tournament_standings", "CONFIG_KEYS",
+    "Observer", "RunResult", "Tournament", "open_tournament", "tournament_standings",
+    "startup_limit", "STARTUPS_PER_CORE",
 ]
 
+_T = TypeVar("_T")
 
-class ConfigError(ValueError):
-    """A tournament configuration that cannot be run; names the file/key at fault."""
-
-
-# --------------------------------------------------------------------------
-# Configuration
-# --------------------------------------------------------------------------
-
-#: keys of a tournament TOML file (``specs/tournament.md`` §Config file)
-CONFIG_KEYS = (
-    "name", "game", "engine", "format", "games", "rounds", "openings", "order", "seed",
-    "random_plies", "tc", "timemargin", "maxplies", "stall", "sprt", "concurrency",
-    "restart", "db", "pgn", "log", "engines_file",
-)
+#: Engine start-ups (process, handshake, options) at once, per core.  A
+#: start-up is mostly CPU (an interpreter and its imports, a network's
+#: weights): n of them at once on c cores each take about n/c times as long,
+#: so starting every engine of a high concurrency at once only makes every
+#: handshake late (some past their timeout, counted from the spawn) and starves
+#: the games already playing.  Two per core keep the cores busy while some
+#: start-ups wait on the disk.
+STARTUPS_PER_CORE = 2
 
 
-@dataclass
-class TournamentConfig:
-    """Everything that defines a tournament, plus how to run it.
-
-    The fields up to ``sprt`` define the tournament (they make its
-    :meth:`identity`); ``concurrency``, ``restart``, ``pgn`` and ``log_dir``
-    only say how this run goes, so a tournament may be resumed with others.
-    """
-
-    game: str
-    engines: list[EngineConfig]
-    name: str = ""
-    format: str = "round-robin"
-    games: int = 2
-    rounds: int = 1
-    openings: list[Opening] = field(default_factory=list)
-    openings_file: str | None = None
-    order: str = "sequential"
-    seed: int = 0
-    random_plies: int = 0
-    tc: str = DEFAULT_TC
-    timemargin_ms: int = 0
-    maxplies: int | None = None
-    stall_ms: int = DEFAULT_STALL_MS
-    sprt: str | None = None
-    # how this run goes (not part of the identity)
-    concurrency: int = 1
-    restart: bool = False
-    pgn: str | None = None
-    log_dir: str | None = None
-
-    def __post_init__(self) -> None:
-        self.engines = [copy.deepcopy(e) for e in self.engines]
-        for engine in self.engines:
-            if not engine.name:
-                engine.name = engine.label  # names are fixed before any engine runs
-        if not self.name:
-            self.name = f"{self.game} {self.format}"
-
-    # -- checks -------------------------------------------------------------
-
-    def validate(self) -> None:
-        """Raise :class:`ConfigError` on anything that cannot run."""
-        try:
-            get_game(self.game)
-        except GameError as exc:
-            raise ConfigError(str(exc)) from None
-        if self.format not in FORMATS:
-            raise ConfigError(f"unknown format {self.format!r}; choose one of: {', '.join(FORMATS)}")
-        if self.order not in ORDERS:
-            raise ConfigError(f"unknown opening order {self.order!r}; choose one of: {', '.join(ORDERS)}")
-        for key, value, low in (("games", self.games, 1), ("rounds", self.rounds, 1),
-                                ("concurrency", self.concurrency, 1),
-                                ("random_plies", self.random_plies, 0),
-                                ("timemargin", self.timemargin_ms, 0), ("stall", self.stall_ms, 1)):
-            if value < low:
-                raise ConfigError(f"{key} must be at least {low}, not {value}")
-        if self.maxplies is not None and self.maxplies < 1:
-            raise ConfigError(f"maxplies must be at least 1, not {self.maxplies}")
-        try:
-            TimeControl.parse(self.tc)
-        except TimeControlError as exc:
-            raise ConfigError(str(exc)) from None
-        if self.sprt is not None:
-            self.sprt_test()
-            if len(self.engines) != 2:
-                raise ConfigError(f"sprt needs exactly two engines, not {len(self.engines)}")
-        try:
-            self.schedule()
-        except ScheduleError as exc:
-            raise ConfigError(str(exc)) from None
-
-    def sprt_test(self) -> SPRT | None:
-        if self.sprt is None:
-            return None
-        try:
-            return SPRT.parse(self.sprt)
-        except SPRTConfigError as exc:
-            raise ConfigError(str(exc)) from None
-
-    @property
-    def engine_names(self) -> list[str]:
-        return [e.name for e in self.engines]  # type: ignore[misc]
-
-    def engine(self, name: str) -> EngineConfig:
-        for engine in self.engines:
-            if engine.name == name:
-                return engine
-        raise KeyError(name)
-
-    def schedule(self) -> Schedule:
-        return build_schedule(
-            self.engine_names, format=self.format, games=self.games, rounds=self.rounds,
-            openings=self.openings or None, order=self.order, seed=self.seed,
-            random_plies=self.random_plies, game=get_game(self.game))
-
-    # -- identity and storage ------------------------------------------------
-
-    def defining(self) -> dict[str, Any]:
-        """The part of the configuration that defines the tournament."""
-        return {
-            "name": self.name, "game": self.game,
-            "engines": [e.to_dict() for e in self.engines],
-            "format": self.format, "games": self.games, "rounds": self.rounds,
-            "openings": [o.to_dict() for o in self.openings], "order": self.order,
-            "seed": self.seed, "random_plies": self.random_plies, "tc": self.tc,
-            "timemargin_ms": self.timemargin_ms, "maxplies": self.maxplies,
-            "stall_ms": self.stall_ms, "sprt": self.sprt,
-        }
-
-    def identity(self) -> str:
-        """SHA-256 of :meth:`defining`: the same command finds the same tournament."""
-        text = json.dumps(self.defining(), sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()
-
-    def to_dict(self) -> dict[str, Any]:
-        data = self.defining()
-        data.update(openings_file=self.openings_file, concurrency=self.concurrency,
-                    restart=self.restart, pgn=self.pgn, log_dir=self.log_dir)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> TournamentConfig:
-        """Inverse of :meth:`to_dict` (a stored tournament's ``config``)."""
-        engines = [EngineConfig(**e) for e in data["engines"]]
-        known = set(cls.__dataclass_fields__) - {"engines", "openings"}
-        values = {k: v for k, v in data.items() if k in known}
-        return cls(engines=engines, openings=[Opening.from_dict(o) for o in data.get("openings") or []],
-                   **values)
-
-
-def load_config_file(path: str) -> dict[str, Any]:
-    """The settings of a tournament TOML file, checked and with paths made
-    relative to the current directory (``specs/tournament.md`` §Config file).
-
-    Returns a dict of :data:`CONFIG_KEYS` (``engine`` already parsed into
-    :class:`EngineConfig` objects, against the file's own ``[engines.NAME]``
-    tables); :class:`ConfigError` names the file and key at fault."""
-    data = read_toml(path, ConfigError)
-    base = os.path.dirname(path)
-    values: dict[str, Any] = {}
-    for key, value in data.items():
-        if key == "engines":
-            continue  # [engines.NAME] tables: read below
-        if key not in CONFIG_KEYS:
-            raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(CONFIG_KEYS)}, "
-                              "and [engines.NAME] tables)")
-        values[key] = _check_key(path, key, value)
-    for key in ("openings", "db", "pgn", "log", "engines_file"):
-        if key in values and not os.path.isabs(values[key]):
-            values[key] = os.path.join(base, values[key])
-    tables = {}
-    if isinstance(data.get("engines"), dict):
-        try:
-            tables = load_engines_file(path)
-        except EngineSpecError as exc:
-            raise ConfigError(str(exc)) from None
-    elif "engines" in data:
-        raise ConfigError(f"{path}: 'engines' must hold [engines.NAME] tables")
-    if "engines_file" in values:
-        try:
-            tables = {**load_engines_file(values["engines_file"]), **tables}
-        except EngineSpecError as exc:
-            raise ConfigError(str(exc)) from None
-    specs = values.pop("engine", None)
-    if specs is None and tables:
-        values["engine"] = list(tables.values())
-    elif specs is not None:
-        try:
-            values["engine"] = [parse_engine_spec(spec, tables or None, path) for spec in specs]
-        except EngineSpecError as exc:
-            raise ConfigError(f"{path}: key 'engine': {exc}") from None
-    return values
-
-
-_KEY_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
-    "name": (str, "a string"), "game": (str, "a string"), "format": (str, "a string"),
-    "games": (int, "a whole number"), "rounds": (int, "a whole number"),
-    "openings": (str, "a file path"), "order": (str, "a string"), "seed": (int, "a whole number"),
-    "random_plies": (int, "a whole number"), "tc": (str, "a time-control string"),
-    "timemargin": (int, "a whole number of ms"), "maxplies": (int, "a whole number"),
-    "stall": ((int, float), "a number of seconds"), "sprt": ((str, dict), "a string or a table"),
-    "concurrency": (int, "a whole number"), "restart": (bool, "true or false"),
-    "db": (str, "a file path"), "pgn": (str, "a file path"), "log": (str, "a directory path"),
-    "engines_file": (str, "a file path"), "engine": (list, "a list of engine SPEC strings"),
-}
-
-
-def _check_key(path: str, key: str, value: Any) -> Any:
-    kind, what = _KEY_TYPES[key]
-    if isinstance(value, bool) and kind is not bool:
-        ok = False
-    else:
-        ok = isinstance(value, kind)
-    if key == "engine" and ok:
-        ok = all(isinstance(v, str) for v in value)
-    if not ok:
-        raise ConfigError(f"{path}: key {key!r} must be {what}, not {value!r}")
-    if key == "sprt" and isinstance(value, dict):
-        value = " ".join(f"{k}={v}" for k, v in value.items())
-    return value
-
-
-def read_openings(game: str, path: str) -> list[Opening]:
-    """An openings file, each line checked by the referee (errors name file:line)."""
+def startup_limit() -> int:
+    """How many engines a run starts at once: :data:`STARTUPS_PER_CORE` for
+    each core this process may run on."""
     try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read openings: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        return parse_openings(get_game(game), text, path)
-    except ScheduleError as exc:
-        raise ConfigError(str(exc)) from None
-    except GameError as exc:
-        raise ConfigError(str(exc)) from None
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return STARTUPS_PER_CORE * max(1, cores)
 
 
 # --------------------------------------------------------------------------
@@ -390,19 +166,19 @@ class Tournament:
     """Plays the unfinished games of stored tournament ``tournament_id``.
 
     ``config`` must be the tournament's configuration (run settings may
-    differ from the stored ones).  ``observer`` is told what happens;
-    ``handle_signals`` turns SIGINT/SIGTERM into a clean stop (the CLI's
-    choice; tests that run in a worker thread leave it off).
+    differ from the stored ones).  ``observer`` is told what happens.
+    ``startups`` bounds the engine start-ups at once (default
+    :func:`startup_limit`).  Nothing here handles signals: whoever runs the
+    tournament calls :meth:`stop` to end it early (``arbiter.cli.app``).
     """
 
     def __init__(self, config: TournamentConfig, store: Store, tournament_id: int, *,
-                 observer: Observer | None = None, handle_signals: bool = False,
-                 timeouts: EngineTimeouts | None = None):
+                 observer: Observer | None = None, timeouts: EngineTimeouts | None = None,
+                 startups: int | None = None):
         self.config = config
         self.store = store
         self.tournament_id = tournament_id
         self.observer = observer or Observer()
-        self.handle_signals = handle_signals
         self.timeouts = timeouts
         self.game = get_game(config.game)
         self.time_control = TimeControl.parse(config.tc)
@@ -422,6 +198,8 @@ class Tournament:
         self._pgn_error: str | None = None
         self._pgn_error_told = False
         self._scope: trio.CancelScope | None = None
+        #: the bounded wave of engine start-ups (see STARTUPS_PER_CORE)
+        self._startups = trio.CapacityLimiter(startups or startup_limit())
         self.started_at = 0.0
         #: the stored games' counts, one game added at a time (see Tally)
         self._tally = Tally(config.engine_names)
@@ -490,8 +268,6 @@ class Tournament:
         workers = min(self.config.concurrency, max(1, len(self._pending)))
         async with trio.open_nursery() as nursery:
             self._scope = nursery.cancel_scope
-            if self.handle_signals:
-                nursery.start_soon(self._watch_signals)
             nursery.start_soon(self._tick)
             async with trio.open_nursery() as pool:
                 for number in range(workers):
@@ -527,7 +303,9 @@ class Tournament:
     def stop(self, reason: str) -> None:
         """Stop the run now, as Ctrl-C does: games in progress are abandoned
         (replayed on resume), engines are closed, the status becomes
-        ``interrupted`` with ``reason`` in its note."""
+        ``interrupted`` with ``reason`` in its note.  Called from the event
+        loop's thread (a signal watcher, an observer), before or during
+        :meth:`run`; a second call does nothing."""
         if self._interrupted:
             return
         self._interrupted = True
@@ -536,12 +314,6 @@ class Tournament:
                               "replayed on resume")
         if self._scope is not None:
             self._scope.cancel()
-
-    async def _watch_signals(self) -> None:
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as signals:
-            async for signum in signals:
-                self.stop(signal.Signals(signum).name)
-                return
 
     async def _tick(self) -> None:
         while True:
@@ -559,37 +331,40 @@ class Tournament:
     # -- a worker --------------------------------------------------------------
 
     async def _worker(self, number: int) -> None:
+        """Take games and play them until none is left (or the run stops)."""
         held: dict[str, _Held] = {}
         async with trio.open_nursery() as engines:
             try:
-                while True:
-                    scheduled = self._take(frozenset(held))
-                    if scheduled is None:
-                        return
+                while (scheduled := self._take(frozenset(held))) is not None:
                     self.running[scheduled.key] = scheduled
                     self.observer.game_started(scheduled)
                     record = await self._play_with_retry(scheduled, held, engines)
-                    if record is None:
-                        return  # aborted
-                    with trio.CancelScope(shield=True):  # a finished game is always stored
-                        stored = await self._write(f"storing game {scheduled.key}",
-                                                   lambda: self._store_game(scheduled, record))
-                        if stored is None:
-                            return  # the run is aborting; the game is replayed on resume
-                        del self.running[scheduled.key]
-                        if stored:
-                            self._game_stored(scheduled, record)
-                        else:
-                            self.observer.message(
-                                f"game {scheduled.key} was already stored (another run on this "
-                                "database?); the stored game is kept")
+                    if record is None or not await self._keep(scheduled, record):
+                        return  # aborted; the game is replayed on resume
                     await self._after_game(scheduled, record, held)
             finally:
                 for item in held.values():
                     await item.close()
 
+    async def _keep(self, scheduled: ScheduledGame, record: GameRecord) -> bool:
+        """Store a finished game, whatever happens meanwhile (shielded), and
+        tell the display.  False if the database failed: the run aborts."""
+        with trio.CancelScope(shield=True):
+            stored = await self._write(f"storing game {scheduled.key}",
+                                       self._store_game, scheduled, record)
+            if stored is not None:
+                del self.running[scheduled.key]
+                if stored:
+                    self._game_stored(scheduled, record)
+                else:
+                    self.observer.message(f"game {scheduled.key} was already stored (another run "
+                                          "on this database?); the stored game is kept")
+        return stored is not None
+
     async def _play_with_retry(self, scheduled: ScheduledGame, held: dict[str, _Held],
                                engines: trio.Nursery) -> GameRecord | None:
+        """The game's record; a failed handshake is tried once more with fresh
+        processes, a second one aborts the run (None)."""
         for attempt in (1, 2):
             try:
                 return await self._play(scheduled, held, engines)
@@ -598,9 +373,8 @@ class Tournament:
                     await item.close()
                 held.clear()
                 detail = f"game {scheduled.key} not played: {exc}"
-                failed = exc.engine
-                await self._write("recording a failed handshake", lambda: self.store.add_event(
-                    self.tournament_id, "handshake-failed", detail, engine=failed, key=scheduled.key))
+                await self._event("recording a failed handshake", "handshake-failed", detail,
+                                  engine=exc.engine, key=scheduled.key)
                 if self._abort:
                     return None
                 if attempt == 1:
@@ -623,11 +397,20 @@ class Tournament:
 
     async def _play(self, scheduled: ScheduledGame, held: dict[str, _Held],
                     engines: trio.Nursery) -> GameRecord:
+        """Play one game with the worker's engines, starting those it lacks.
+
+        Engines start in a bounded wave (:attr:`_startups`, see
+        :data:`STARTUPS_PER_CORE`), so that a high concurrency neither makes
+        handshakes late nor starves the games already playing.  The clock of
+        the game starts in :func:`play_game`, once both engines have answered
+        ``readyok`` to the new game: never while one of them is loading."""
         for name in [n for n in held if n not in scheduled.players]:
             await held.pop(name).close()
-        for name in (scheduled.white, scheduled.black):
-            if name not in held:
-                held[name] = await engines.start(self._hold, name)
+        missing = [n for n in (scheduled.white, scheduled.black) if n not in held]
+        if missing:
+            async with self._startups:
+                for name in missing:
+                    held[name] = await engines.start(self._hold, name)
         opening = scheduled.opening
         return await play_game(
             self.game, held[scheduled.white].engine, held[scheduled.black].engine,
@@ -653,21 +436,28 @@ class Tournament:
                     detail = (f"engine {name!r} restarted after game {scheduled.key} "
                               f"({record.termination}): {reason}")
                     self.observer.message(detail)
-                    await self._write("recording a restart", lambda: self.store.add_event(
-                        self.tournament_id, "restart", detail, engine=name, key=scheduled.key))
+                    await self._event("recording a restart", "restart", detail, engine=name,
+                                      key=scheduled.key)
                 await held.pop(name).close()
 
-    async def _write(self, what: str, write: Callable[[], _T]) -> _T | None:
-        """A write to the database from a worker, in a thread.  A database
-        that fails (locked beyond the busy timeout, a full disk, an I/O
-        error) aborts the run cleanly instead of crashing it: the games
-        stored before stay, and a resume plays the rest.  None if it failed."""
+    # -- the database ------------------------------------------------------------
+
+    async def _write(self, what: str, write: Callable[..., _T], *args: Any) -> _T | None:
+        """``write(*args)``, a write to the database from a worker, in a
+        thread.  A database that fails (locked beyond the busy timeout, a full
+        disk, an I/O error) aborts the run cleanly instead of crashing it: the
+        games stored before stay, and a resume plays the rest.  None if it failed."""
         try:
-            return await trio.to_thread.run_sync(write)
+            return await trio.to_thread.run_sync(write, *args)
         except sqlite3.Error as exc:
             self._fatal(f"the database failed while {what} ({exc}); the games stored before "
                         "are kept, and running the same command again plays the rest")
             return None
+
+    async def _event(self, what: str, kind: str, detail: str, *, engine: str, key: str) -> None:
+        """An ``events`` row, through :meth:`_write`."""
+        await self._write(what, functools.partial(self.store.add_event, self.tournament_id, kind,
+                                                  detail, engine=engine, key=key))
 
     def _store_game(self, scheduled: ScheduledGame, record: GameRecord) -> bool:
         """In a worker thread: the game in one transaction, then the PGN file.
@@ -681,7 +471,7 @@ class Tournament:
             return False
         if self.config.pgn and self._pgn_error is None:
             try:
-                self._append_pgn(scheduled, record)
+                self._append_pgn(self.config.pgn, scheduled, record)
             except OSError as exc:  # a full disk, a file made read-only meanwhile ...
                 self._pgn_error = (f"cannot append to {self.config.pgn} ({exc.strerror}); no more "
                                    "games are written to it, all are in the database "
@@ -705,9 +495,9 @@ class Tournament:
             self._pgn_error_told = True
             self.observer.message(self._pgn_error)
 
-    def _append_pgn(self, scheduled: ScheduledGame, record: GameRecord) -> None:
+    def _append_pgn(self, path: str, scheduled: ScheduledGame, record: GameRecord) -> None:
         per_round = self.total // self.config.rounds
-        records.append_game(self.config.pgn, record, {
+        records.append_game(path, record, {
             "Event": self.config.name, "Site": "?",
             "Round": records.round_label(scheduled.round, scheduled.seq, per_round)})
 
@@ -720,51 +510,3 @@ def format_duration(seconds: float) -> str:
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
-
-
-def merge_settings(file_values: Mapping[str, Any], flags: Mapping[str, Any]) -> dict[str, Any]:
-    """Flags given on the command line (not None) override the file's values."""
-    merged = dict(file_values)
-    merged.update({k: v for k, v in flags.items() if v is not None})
-    return merged
-
-
-def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineConfig]
-                         ) -> TournamentConfig:
-    """A checked :class:`TournamentConfig` from merged file+flag settings."""
-    engines = list(engines)
-    game = settings.get("game")
-    if not game:
-        raise ConfigError("no game: give --game GAME (troll, atoll, morris, talisman) "
-                          "or game = \"...\" in the config file")
-    if len(engines) < 2:
-        raise ConfigError(f"a tournament needs at least two engines (got {len(engines)}): "
-                          "give --engine SPEC for each, or engine = [...] in the config file")
-    openings: list[Opening] = []
-    if settings.get("openings"):
-        openings = read_openings(game, settings["openings"])
-    stall = settings.get("stall")
-    config = TournamentConfig(
-        game=str(game).strip().lower(), engines=engines, name=settings.get("name") or "",
-        format=settings.get("format") or "round-robin",
-        games=2 if settings.get("games") is None else settings["games"],
-        rounds=1 if settings.get("rounds") is None else settings["rounds"],
-        openings=openings, openings_file=settings.get("openings"),
-        order=settings.get("order") or "sequential",
-        seed=settings.get("seed") or 0,
-        random_plies=settings.get("random_plies") or 0,
-        tc=settings.get("tc") or DEFAULT_TC,
-        timemargin_ms=settings.get("timemargin") or 0,
-        maxplies=settings.get("maxplies"),
-        stall_ms=DEFAULT_STALL_MS if stall is None else max(1, round(float(stall) * 1000)),
-        sprt=settings.get("sprt"),
-        concurrency=settings.get("concurrency") or 1,
-        restart=bool(settings.get("restart")),
-        pgn=settings.get("pgn"), log_dir=settings.get("log"),
-    )
-    names = [e.name for e in config.engines]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
-        raise ConfigError(f"two engines are called {repeated[0]!r}: give each a distinct name=")
-    config.validate()
-    return config

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
+from typing import Any
 
 import pytest
 
@@ -51,7 +52,8 @@ def test_size_keys_and_order(format, pairs, games, rounds):
 
 def test_schedule_is_stable():
     """Resume rebuilds the schedule: the same arguments give the same games."""
-    args = dict(format="round-robin", games=2, rounds=3, random_plies=4, game=TROLL, seed=7)
+    args: dict[str, Any] = dict(format="round-robin", games=2, rounds=3, random_plies=4, game=TROLL,
+                                seed=7)
     first = build_schedule(ENGINES, **args)
     again = build_schedule(ENGINES, **args)
     assert first == again

@@ -7,6 +7,7 @@ import multiprocessing
 import os
 import signal
 import sqlite3
+from typing import Any
 
 import pytest
 
@@ -99,17 +100,23 @@ def test_plain_sql_sees_the_documented_columns(tmp_path):
     assert config["engines"] == ["a", "b"]
 
 
+def found(row: dict[str, Any] | None) -> dict[str, Any]:
+    """A row the test knows is there."""
+    assert row is not None
+    return row
+
+
 def test_find_and_status(tmp_path):
     with Store(tmp_path / "r.db") as store:
         first = new_tournament(store, identity="same")
         second = new_tournament(store, identity="same")
-        assert store.find_tournament("same")["id"] == second
+        assert found(store.find_tournament("same"))["id"] == second
         assert store.find_tournament("other") is None
-        assert store.tournament(first)["status"] == RUNNING
+        assert found(store.tournament(first))["status"] == RUNNING
         store.set_status(first, FINISHED, note="done")
-        assert store.tournament(first)["status"] == FINISHED
-        assert store.tournament(first)["note"] == "done"
-        assert store.latest_tournament()["id"] == second
+        assert found(store.tournament(first))["status"] == FINISHED
+        assert found(store.tournament(first))["note"] == "done"
+        assert found(store.latest_tournament())["id"] == second
         assert [e["name"] for e in store.engines(first)] == ["a", "b"]
 
 
@@ -159,7 +166,7 @@ def test_reader_sees_committed_games_while_writer_is_open(tmp_path):
 
 def _write_forever(path: str, ready) -> None:
     store = Store(path)
-    tid = store.find_tournament("id1")["id"]
+    tid = found(store.find_tournament("id1"))["id"]
     seq = 0
     while True:
         seq += 1
@@ -178,7 +185,7 @@ def test_sigkill_while_writing_keeps_every_committed_game(tmp_path):
     ready = ctx.Event()
     proc = ctx.Process(target=_write_forever, args=(path, ready))
     proc.start()
-    assert ready.wait(60)
+    assert ready.wait(60) and proc.pid is not None
     os.kill(proc.pid, signal.SIGKILL)
     proc.join()
     conn = sqlite3.connect(path)

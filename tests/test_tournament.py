@@ -2,12 +2,17 @@
 files (specs/tournament.md, specs/storage.md).
 
 Every run uses ``--tc depth=1`` (the sample engines answer at once) and a
-handful of games, so each test takes a second or two.
+handful of games, so each test takes a second or two.  The CLI runs
+in-process (typer's CliRunner: :func:`cli`) unless a test needs a real
+process of its own: a signal, a SIGKILL, a pipe closed under it, or a run
+that goes on while the test changes its files (:func:`start`, :func:`arbiter`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -15,16 +20,23 @@ import sys
 import time
 import uuid
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
 from bad_engines.harness import processes_with
 from typer.testing import CliRunner
 
 from arbiter.cli import app
+from arbiter.cli.app import OUTPUT_CLOSED, Interrupted, run_interruptible
+from arbiter.config import ConfigError, TournamentConfig, engines_file_for, from_file_and_flags
+from arbiter.engine import EngineConfig
 from arbiter.games import get_game
 from arbiter.schedule import build_schedule, parse_openings
 from arbiter.store import Store, TournamentBusyError
+from arbiter.tournament import Observer, Tournament, open_tournament
 
 PY = sys.executable
 HERE = Path(__file__).parent / "engines_for_tournament"
@@ -41,12 +53,33 @@ def script(name: str, file: str, **env: str) -> str:
     return text + "".join(f" env.{k}={v}" for k, v in env.items())
 
 
+@dataclass
+class Ran:
+    """What a command gave: its exit status and output."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(*args: str, cwd: Path) -> Ran:
+    """The CLI in-process, in folder ``cwd``; an exception other than the
+    command's exit is raised here (a traceback is a failure)."""
+    with contextlib.chdir(cwd):
+        result = CliRunner().invoke(app, list(args))
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
 def arbiter(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The CLI in a process of its own."""
     return subprocess.run([PY, "-m", "arbiter", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout)
 
 
 def start(*args: str, cwd: Path) -> subprocess.Popen:
+    """The CLI in a process of its own, running on while the test goes on."""
     return subprocess.Popen([PY, "-m", "arbiter", *args], cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
@@ -85,18 +118,19 @@ def wait_for_games(db: Path, n: int, proc: subprocess.Popen, limit: float = 60) 
         if done >= n:
             return done
         if proc.poll() is not None:
+            assert proc.stderr is not None
             pytest.fail(f"arbiter exited early: {proc.stderr.read()}")
         time.sleep(0.02)
     pytest.fail(f"fewer than {n} games after {limit} s")
 
 
-def standings_json(db: Path, cwd: Path, *extra: str) -> dict:
-    done = arbiter("standings", "--db", str(db), "--json", *extra, cwd=cwd)
+def standings_json(db: Path, cwd: Path, *extra: str) -> Any:
+    done = cli("standings", "--db", str(db), "--json", *extra, cwd=cwd)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
-def assert_clean(done: subprocess.CompletedProcess, code: int = 0) -> None:
+def assert_clean(done: Ran | subprocess.CompletedProcess, code: int = 0) -> None:
     assert done.returncode == code, done.stderr + done.stdout
     assert "Traceback" not in done.stderr
 
@@ -113,7 +147,7 @@ def test_round_robin_with_concurrency(tmp_path):
     db = tmp_path / "r.db"
     pgn = tmp_path / "games.pgn"
     logs = tmp_path / "logs"
-    done = arbiter("tournament", "-g", "troll", "-e", spec("a"), "-e", spec("b"),
+    done = cli("tournament", "-g", "troll", "-e", spec("a"), "-e", spec("b"),
                    "-e", spec("c", "greedy"), "--games", "2", "--rounds", "2",
                    "--concurrency", "2", "--db", str(db), "--pgn", str(pgn),
                    "--log", str(logs), *FAST, cwd=tmp_path)
@@ -149,7 +183,7 @@ def test_gauntlet_with_random_openings(tmp_path):
     §Engine reuse (--restart: fresh processes for every game)."""
     db = tmp_path / "g.db"
     logs = tmp_path / "logs"
-    done = arbiter("tournament", "-g", "atoll", "-e", spec("hero"), "-e", spec("x"),
+    done = cli("tournament", "-g", "atoll", "-e", spec("hero"), "-e", spec("x"),
                    "-e", spec("y"), "--format", "gauntlet", "--games", "2", "--restart",
                    "--random-plies", "3", "--seed", "5", "--db", str(db), "--log", str(logs),
                    *FAST, cwd=tmp_path)
@@ -179,12 +213,12 @@ def test_openings_file_each_opening_both_ways(tmp_path):
     book.write_text(f"# two openings\nc3 f6\n\n{after} moves e5\n")
     db = tmp_path / "o.db"
     pgn = tmp_path / "o.pgn"
-    done = arbiter("match", "troll", spec("a"), spec("b"), "--games", "4",
+    done = cli("match", "troll", spec("a"), spec("b"), "--games", "4",
                    "--openings", str(book), "--db", str(db), "--pgn", str(pgn), *FAST, cwd=tmp_path)
     assert_clean(done)
     # one worker, one pairing: the games are stored in schedule order, and the
     # file written as they ended is what `export` writes (specs/records.md)
-    exported = arbiter("export", "--db", str(db), cwd=tmp_path)
+    exported = cli("export", "--db", str(db), cwd=tmp_path)
     assert_clean(exported)
     assert exported.stdout == pgn.read_text()
     games = rows(db)
@@ -227,7 +261,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
         assert 2 <= live["games"] < 40
         # One run per tournament (specs/tournament.md §Resume): the same
         # command meanwhile is refused, naming the run, and starts nothing.
-        second = arbiter(*args, cwd=tmp_path)
+        second = cli(*args, cwd=tmp_path)
         assert second.returncode == 3, second.stderr
         assert f"is being run by another process (pid {proc.pid}); nothing was started" in second.stderr
         assert "Traceback" not in second.stderr
@@ -240,7 +274,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     # the status still says running, but nobody holds the run any more
     after = standings_json(db, tmp_path)
     assert (after["tournament"]["status"], after["tournament"]["running_now"]) == ("running", False)
-    listing = arbiter("standings", "--list", "--db", str(db), cwd=tmp_path)
+    listing = cli("standings", "--list", "--db", str(db), cwd=tmp_path)
     assert "running, but no run is alive (killed?)" in listing.stdout
     assert Path(f"{db}-run-1.lock").exists()  # left by the killed run, unlocked: taken over below
     assert one(db, "pragma integrity_check")[0] == "ok"
@@ -248,7 +282,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     while processes_with(tag) and time.monotonic() < deadline:
         time.sleep(0.05)
 
-    done = arbiter(*args, cwd=tmp_path)
+    done = cli(*args, cwd=tmp_path)
     assert_clean(done)
     assert "resuming tournament 1" in done.stderr
     assert not Path(f"{db}-run-1.lock").exists()
@@ -310,7 +344,7 @@ def test_ctrl_c_stops_cleanly_then_resume_by_id(tmp_path):
     assert "interrupted with" in note
     assert count_games(db) < 30
 
-    done = arbiter("tournament", "--resume", "1", "--db", str(db), "-c", "2", "--plain", cwd=tmp_path)
+    done = cli("tournament", "--resume", "1", "--db", str(db), "-c", "2", "--plain", cwd=tmp_path)
     assert_clean(done)
     assert len({r["key"] for r in rows(db)}) == len(rows(db)) == 30
     assert one(db, "select status from tournaments where id = 1")[0] == "finished"
@@ -325,6 +359,7 @@ def test_a_reader_going_away_stops_the_run_cleanly(tmp_path):
     tag = f"arbiter-test-{uuid.uuid4()}"
     proc = start("match", "troll", spec("a", TAG=tag), spec("b", TAG=tag), "--games", "40",
                  "--db", str(db), *FAST, cwd=tmp_path)
+    assert proc.stdout is not None and proc.stderr is not None
     try:
         assert proc.stdout.readline().startswith("tournament 1:")
         proc.stdout.close()  # as `head -1` does
@@ -373,9 +408,6 @@ async def test_a_failing_database_aborts_the_run_cleanly(tmp_path):
     same), the run aborts instead of crashing: the games stored before stay,
     the game that could not be stored is abandoned (replayed on resume), the
     engines are ended, the reason is the note."""
-    from arbiter.engine import EngineConfig
-    from arbiter.tournament import Observer, Tournament, TournamentConfig, open_tournament
-
     db = tmp_path / "locked.db"
     tag = f"arbiter-test-{uuid.uuid4()}"
     engines = [EngineConfig(cmd=f"{PY} -m sample_engines.random", name=name, env={"TAG": tag})
@@ -404,17 +436,159 @@ async def test_a_failing_database_aborts_the_run_cleanly(tmp_path):
 def test_rerun_of_a_finished_tournament_and_new(tmp_path):
     db = tmp_path / "f.db"
     args = ["match", "troll", spec("a"), spec("b"), "--games", "2", "--db", str(db), *FAST]
-    assert_clean(arbiter(*args, cwd=tmp_path))
-    again = arbiter(*args, cwd=tmp_path)
+    assert_clean(cli(*args, cwd=tmp_path))
+    again = cli(*args, cwd=tmp_path)
     assert_clean(again)
     assert "already finished" in again.stderr
     assert count_games(db) == 2
-    fresh = arbiter(*args, "--new", cwd=tmp_path)
+    fresh = cli(*args, "--new", cwd=tmp_path)
     assert_clean(fresh)
     assert [len(rows(db, t)) for t in (1, 2)] == [2, 2]
     listing = standings_json(db, tmp_path, "--list")
     assert [(t["id"], t["done"], t["status"]) for t in listing] == [(1, 2, "finished"),
                                                                      (2, 2, "finished")]
+
+
+# --------------------------------------------------------------------------
+# Start-up
+# --------------------------------------------------------------------------
+
+
+async def test_engines_start_in_a_bounded_wave(tmp_path):
+    """specs/tournament.md §Running: at most ``startups`` engines start at
+    once (from the spawn to the end of the handshake and options), however
+    many workers want theirs; every game is still played."""
+    log = tmp_path / "starts.log"
+    engines = [EngineConfig(cmd=f"{PY} {HERE / 'ready_order.py'}", name=name,
+                            env={"NAME": name, "START_LOG": str(log), "UGI_DELAY": "0.1"})
+               for name in ("a", "b", "c")]
+    config = TournamentConfig(game="troll", engines=engines, games=2, tc="depth=1", maxplies=4,
+                              concurrency=4)
+    with Store(tmp_path / "w.db") as store:
+        tournament_id, _ = open_tournament(store, config)
+        result = await Tournament(config, store, tournament_id, startups=2).run()
+    assert (result.status, result.done) == ("finished", 6)
+    starting, most = 0, 0
+    lines = log.read_text().split()[::2]
+    for word in lines:
+        starting += 1 if word == "start" else -1
+        most = max(most, starting)
+    assert most <= 2 and lines.count("start") == lines.count("ugiok") >= 2
+
+
+def test_no_go_before_both_engines_answered_readyok(tmp_path):
+    """specs/match.md §Games: a game's clock starts with its first ``go``,
+    sent only once both engines have answered ``readyok`` to the new game;
+    nothing else is sent to an engine while its ``readyok`` is awaited.
+    (Each engine writes a marker before its ``readyok`` and looks for its
+    opponent's on ``go``; one of them is slow to answer.)"""
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    slow = script("slow", "ready_order.py", NAME="slow", OPPONENT="fast", READY_DIR=str(ready),
+                  READY_DELAY="0.3")
+    fast = script("fast", "ready_order.py", NAME="fast", OPPONENT="slow", READY_DIR=str(ready))
+    done = cli("match", "troll", slow, fast, "--games", "4", "--maxplies", "6",
+               "--db", str(tmp_path / "r.db"), *FAST, cwd=tmp_path)
+    assert_clean(done)
+    assert count_games(tmp_path / "r.db") == 4
+    assert sorted(p.name for p in ready.iterdir()) == sorted(
+        f"{name}-{n}" for name in ("slow", "fast") for n in range(1, 5))  # no fault-* file
+
+
+# --------------------------------------------------------------------------
+# The interrupt policy (arbiter/cli/app.py)
+# --------------------------------------------------------------------------
+
+
+def test_one_interrupt_policy():
+    """run_interruptible: the first signal asks for a clean stop (``stop``
+    with its name), a second one, or any without ``stop``, cancels main with
+    Interrupted(reason); main's own exceptions come out as themselves."""
+    stops: list[str] = []
+    asked: list[trio.Event] = []  # the run's own, set by stop()
+
+    def stop(reason: str) -> None:
+        stops.append(reason)
+        asked[-1].set()
+
+    async def signal_then_wait(number: signal.Signals) -> None:
+        asked.append(trio.Event())
+        os.kill(os.getpid(), number)
+        await asked[-1].wait()
+
+    async def stops_cleanly() -> str:
+        await signal_then_wait(signal.SIGTERM)
+        return "stopped cleanly"
+
+    assert run_interruptible(stops_cleanly, stop=stop) == "stopped cleanly"
+    assert stops == ["SIGTERM"]
+
+    async def stops_slowly() -> None:
+        await signal_then_wait(signal.SIGHUP)
+        os.kill(os.getpid(), signal.SIGINT)  # a second signal: no more waiting
+        await trio.sleep_forever()
+
+    with pytest.raises(Interrupted) as again:
+        run_interruptible(stops_slowly, stop=stop)
+    assert stops == ["SIGTERM", "SIGHUP"] and again.value.reason == "SIGINT"
+
+    async def no_stop() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+        await trio.sleep_forever()
+
+    with pytest.raises(Interrupted) as cancelled:
+        run_interruptible(no_stop)
+    assert cancelled.value.reason == "SIGTERM"
+
+    async def fails() -> None:
+        raise KeyError("mine")
+
+    with pytest.raises(KeyError, match="mine"):
+        run_interruptible(fails)
+
+
+def test_sigterm_stops_a_tournament_cleanly(tmp_path):
+    """§Stopping, in-process: SIGTERM through the command line's runner is
+    Tournament.stop("SIGTERM"): games in progress abandoned, engines ended,
+    status interrupted with the signal in the note."""
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    engines = [EngineConfig(cmd=f"{PY} -m sample_engines.random", name=name, env={"TAG": tag})
+               for name in ("a", "b")]
+    config = TournamentConfig(game="troll", engines=engines, games=40, tc="depth=1", concurrency=2)
+
+    class SignalAfterTheFirstGame(Observer):
+        def game_finished(self, game, record, standings):
+            if standings.games == 1:
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    with Store(tmp_path / "t.db") as store:
+        tournament_id, _ = open_tournament(store, config)
+        tournament = Tournament(config, store, tournament_id, observer=SignalAfterTheFirstGame())
+        result = run_interruptible(tournament.run, stop=tournament.stop)
+        status, note = store.tournament(tournament_id)["status"], result.note  # type: ignore[index]
+    assert (result.status, status) == ("interrupted", "interrupted")
+    assert note.endswith("(SIGTERM)") and result.done < 40
+    assert processes_with(tag) == []
+
+
+def test_a_closed_output_stops_play_too(tmp_path):
+    """The runner's policy for `arbiter play ... | head -1`: the engines are
+    ended, a message on stderr, exit status 130, never a traceback."""
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    proc = subprocess.Popen([PY, "-m", "arbiter", "play", "troll", "-e", spec("a", TAG=tag),
+                             "-e", spec("b", "greedy", TAG=tag), "--tc", "depth=1"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        assert proc.stdout.readline().startswith("troll: a (White) vs b (Black)")
+        proc.stdout.close()  # as `head -1` does
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert f"interrupted ({OUTPUT_CLOSED}); engines stopped" in err and "Traceback" not in err
+    assert processes_with(tag) == []
 
 
 # --------------------------------------------------------------------------
@@ -427,7 +601,7 @@ def test_crash_is_recovered_and_flaky_handshake_retried(tmp_path):
     the next; a failed handshake is retried once with a fresh process."""
     db = tmp_path / "x.db"
     crash_marker, flaky_marker = tmp_path / "crashed", tmp_path / "flaky"
-    done = arbiter("tournament", "-g", "troll",
+    done = cli("tournament", "-g", "troll",
                    "-e", script("crashy", "crash_once.py", CRASH_MARKER=str(crash_marker)),
                    "-e", spec("steady"),
                    "-e", script("flaky", "flaky_handshake.py", FLAKY_MARKER=str(flaky_marker)),
@@ -452,7 +626,7 @@ def test_crash_is_recovered_and_flaky_handshake_retried(tmp_path):
 def test_engine_that_never_handshakes_aborts_the_run(tmp_path):
     """§Engine faults: two failed handshakes abort; no game is recorded."""
     db = tmp_path / "h.db"
-    done = arbiter("match", "troll", script("dead", "no_handshake.py"), spec("b"),
+    done = cli("match", "troll", script("dead", "no_handshake.py"), spec("b"),
                    "--games", "2", "--db", str(db), *FAST, cwd=tmp_path)
     assert_clean(done, 1)
     assert "aborted" in done.stderr and "'dead'" in done.stderr and "handshake" in done.stderr
@@ -470,7 +644,7 @@ def test_sprt_stops_the_match_on_complete_game_pairs(tmp_path):
     """§SPRT: greedy crushes random, H1 is accepted long before the cap, and
     the match stops with its game pairs complete."""
     db = tmp_path / "s.db"
-    done = arbiter("match", "troll", spec("greedy", "greedy"), spec("random"),
+    done = cli("match", "troll", spec("greedy", "greedy"), spec("random"),
                    "--sprt", "elo0=0 elo1=200 alpha=0.05 beta=0.05", "--games", "400",
                    "-c", "2", "--db", str(db), "--json", "--tc", "depth=1", cwd=tmp_path)
     assert_clean(done)
@@ -508,7 +682,7 @@ options = {{ Seed = 3 }}
 [engines.beta]
 cmd = "{PY} -m sample_engines.greedy"
 """)
-    done = arbiter("tournament", str(sub / "run.toml"), "--games", "2", "--tc", "depth=1",
+    done = cli("tournament", str(sub / "run.toml"), "--games", "2", "--tc", "depth=1",
                    "--plain", cwd=tmp_path)
     assert_clean(done)
     db = sub / "results.db"
@@ -524,13 +698,6 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
     path = tmp_path / name
     path.write_text(text)
     return str(path)
-
-
-def cli(*args: str) -> tuple[int, str]:
-    """The CLI in-process (no engine is started by a bad config): exit status, stderr."""
-    result = CliRunner().invoke(app, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result.exit_code, result.stderr
 
 
 BAD = [
@@ -553,26 +720,26 @@ def test_bad_flags_are_rejected(tmp_path, extra, message):
     args = ["tournament", "-e", spec("a"), "-e", spec("b"), "--db", str(tmp_path / "b.db")]
     if "-g" not in extra:
         args += ["-g", "troll"]
-    code, err = cli(*args, *extra)
-    assert code == 2
-    assert err.startswith("arbiter: error:") and message in err
+    done = cli(*args, *extra, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith("arbiter: error:") and message in done.stderr
     assert not (tmp_path / "b.db").exists()
 
 
 def test_resume_of_an_unknown_tournament(tmp_path):
     Store(tmp_path / "b.db").close()  # an empty results database
-    code, err = cli("tournament", "--resume", "7", "--db", str(tmp_path / "b.db"))
-    assert code == 2 and "no tournament 7" in err
-    code, err = cli("tournament", "--resume", "1", "-g", "troll", "--db", str(tmp_path / "b.db"))
-    assert code == 2 and "drop --game" in err
+    done = cli("tournament", "--resume", "7", "--db", str(tmp_path / "b.db"), cwd=tmp_path)
+    assert done.returncode == 2 and "no tournament 7" in done.stderr
+    done = cli("tournament", "--resume", "1", "-g", "troll", "--db", str(tmp_path / "b.db"), cwd=tmp_path)
+    assert done.returncode == 2 and "drop --game" in done.stderr
 
 
 def test_bad_files_are_rejected_naming_file_and_place(tmp_path):
     def run(*extra):
-        code, err = cli("tournament", *extra, "--db", str(tmp_path / "b.db"))
-        assert code == 2
-        assert err.startswith("arbiter: error:")
-        return err
+        done = cli("tournament", *extra, "--db", str(tmp_path / "b.db"), cwd=tmp_path)
+        assert done.returncode == 2
+        assert done.stderr.startswith("arbiter: error:")
+        return done.stderr
 
     book = _write(tmp_path, "book.txt", "d5 e4\nd5 d5\n")
     err = run("-g", "troll", "-e", spec("a"), "-e", spec("b"), "--openings", book)
@@ -591,6 +758,38 @@ def test_bad_files_are_rejected_naming_file_and_place(tmp_path):
                                             '[engines.a]\ncmd = "x"\n'))
     assert "ghost.toml" in err and "no engine 'ghost'" in err
     assert not (tmp_path / "b.db").exists()
+
+
+def test_one_rule_for_the_engines_file(tmp_path):
+    """arbiter/config.py: the engines file that applies is --engines FILE,
+    else the config file's engines_file, else ./engines.toml when present,
+    for SPECs given as flags and in the config file alike; the config file's
+    own [engines.NAME] tables win (specs/tournament.md §Config file)."""
+    (tmp_path / "engines.toml").write_text('[engines.a]\ncmd = "here-a"\n[engines.b]\ncmd = "here-b"\n')
+    other = _write(tmp_path, "other.toml", '[engines.a]\ncmd = "other-a"\n')
+    run = _write(tmp_path, "run.toml", 'game = "troll"\nengine = ["a", "b"]\n'
+                                       '[engines.b]\ncmd = "own-b"\n')
+    named = _write(tmp_path, "named.toml", f'game = "troll"\nengine = ["a", "b"]\nengines_file = "{other}"\n'
+                                           '[engines.b]\ncmd = "own-b"\n')
+
+    def commands(config_file, specs, engines_file, flags=None):
+        config, _ = from_file_and_flags(config_file, specs, engines_file, flags or {})
+        return [e.cmd for e in config.engines]
+
+    with contextlib.chdir(tmp_path):
+        assert (engines_file_for(None), engines_file_for(other)) == ("engines.toml", other)
+        assert commands(None, ["a", "b"], None, {"game": "troll"}) == ["here-a", "here-b"]
+        assert commands(None, ["a", "cmd=z name=z"], other, {"game": "troll"}) == ["other-a", "z"]
+        assert commands(run, None, None) == ["here-a", "own-b"]
+        assert commands(run, None, other) == ["other-a", "own-b"]
+        assert commands(named, None, None) == ["other-a", "own-b"]
+        assert commands(run, ["a", "b"], None) == ["here-a", "own-b"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with contextlib.chdir(empty):
+        assert engines_file_for(None) is None
+        with pytest.raises(ConfigError, match="there is no engines file"):
+            from_file_and_flags(None, ["a", "b"], None, {"game": "troll"})
 
 
 def test_a_run_through_a_subprocess_never_shows_a_traceback(tmp_path):
@@ -623,7 +822,9 @@ def test_standings_from_rows():
     assert table.terminations == {"connection": 2, "no-moves": 2, "crash": 1}
     assert table.games == 5
     elos = {e.name: e.elo for e in table.engines}
-    assert elos["a"] > elos["b"] and abs(sum(elos.values())) < 1e-6  # mean 0
+    a, b = elos["a"], elos["b"]
+    assert a is not None and b is not None and all(e is not None for e in elos.values())
+    assert a > b and abs(sum(e for e in elos.values() if e is not None)) < 1e-6  # mean 0
 
 
 def test_standings_tallied_game_by_game_match_the_games_one_by_one():
@@ -633,14 +834,13 @@ def test_standings_tallied_game_by_game_match_the_games_one_by_one():
     the joint ratings made from each pair's totals are those made from every
     game (specs/ratings.md §Joint ratings: the pair totals are all they use)."""
     import random
-    from collections import defaultdict
 
     from arbiter.rating import Anchor, joint_ratings
     from arbiter.standings import Tally
 
     rng = random.Random(5)
     names = ["a", "b", "c", "d"]
-    rows = []
+    rows: list[dict[str, Any]] = []
     for pairing in range(6):
         first, second = rng.sample(names, 2)
         for pair in range(12):
@@ -653,7 +853,9 @@ def test_standings_tallied_game_by_game_match_the_games_one_by_one():
     score = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
     def afresh(games):
-        lines, pentas, halves = defaultdict(lambda: [0, 0.0, 0, 0, 0]), defaultdict(lambda: [0] * 5), {}
+        lines: defaultdict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0, 0, 0])
+        pentas: defaultdict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * 5)
+        halves: dict[tuple[int, int], float] = {}
         for g in games:
             if g["result"] not in score:
                 continue
@@ -680,8 +882,10 @@ def test_standings_tallied_game_by_game_match_the_games_one_by_one():
         lines = {e.name: (e.games, e.points, e.wins, e.draws, e.losses) for e in table.engines if e.games}
         pentas = {(p.first, p.second): p.stats.pentanomial for p in table.pairs if p.stats.pentanomial}
         assert (lines, pentas) == afresh(rows[:count]), f"after {count} games"
-    scored = [(r["white"], r["black"], score[r["result"]]) for r in rows if r["result"] in score]
+    scored: list[tuple[str, str, float]] = [(r["white"], r["black"], score[r["result"]])
+                                            for r in rows if r["result"] in score]
     per_game = {r.engine: r.elo for r in joint_ratings(scored, anchor=Anchor(), engines=names)}
     assert table.games == len(rows) - 1
     for line in table.engines:
-        assert abs(line.elo - per_game[line.name]) < 1e-6
+        mine, theirs = line.elo, per_game[line.name]
+        assert mine is not None and theirs is not None and abs(mine - theirs) < 1e-6

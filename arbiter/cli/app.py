@@ -1,13 +1,21 @@
-"""The typer application shared by the command modules, and error helpers."""
+"""The typer application shared by the command modules, error helpers, and
+the command line's one interrupt policy (:func:`run_interruptible`): signals
+are the command line's business, the library never installs a handler."""
 
 from __future__ import annotations
 
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import typer
+
+if TYPE_CHECKING:
+    import trio
+
+# trio and the engine machinery are imported where they run: the light
+# commands (`arbiter games`) never load them (tests/test_cli_rules.py)
 
 app = typer.Typer(
     name="arbiter",
@@ -27,21 +35,11 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise typer.Exit(code)
 
 
-def interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` is Ctrl-C: a KeyboardInterrupt, or a group of nothing
-    else (trio raises it out of a nursery wrapped in one)."""
-    if isinstance(exc, KeyboardInterrupt):
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        return all(interrupted(inner) for inner in exc.exceptions)
-    return False
-
-
 def checked_log_dir(path: str | None) -> str | None:
     """``--log DIR``: made if missing, else a clear error (exit 2) before
     any engine starts."""
     if path is not None:
-        from arbiter.engine import log_dir_problem  # trio: not for the light commands
+        from arbiter.engine import log_dir_problem
 
         problem = log_dir_problem(path)
         if problem is not None:
@@ -65,31 +63,107 @@ def checked_record_file(path: str | None) -> str | None:
 
 T = TypeVar("T")
 
+# --------------------------------------------------------------------------
+# The one interrupt policy
+# --------------------------------------------------------------------------
 
-def run_interruptible(main: Callable[[], Awaitable[T]]) -> T:
-    """``trio.run(main)``, ended by SIGTERM and SIGHUP as by Ctrl-C: ``main``
-    is cancelled, its engines are shut down (``Engine.aclose`` is shielded
-    from the cancellation), and a KeyboardInterrupt comes out (see
-    :func:`interrupted`).  Left to their default, those signals end the
-    process at once, and an engine that ignores the end of its input would
-    outlive it."""
-    import trio  # here, not at the top: the light commands never run trio
+#: exit status of a command stopped by a signal or by a closed output
+EXIT_INTERRUPTED = 130
 
-    from arbiter.engine import sole_exception
+#: the signals that stop a command: Ctrl-C, ``kill``'s default, the terminal
+#: closed.  Left to their defaults, SIGTERM and SIGHUP would end the process
+#: at once, and an engine that ignores the end of its input would outlive it.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
-    async def guarded() -> T:
+#: the reason of a stop when the reader of stdout went away (``arbiter ... | head``)
+OUTPUT_CLOSED = "its output was closed"
+
+
+class Interrupted(Exception):
+    """A command's main was cancelled by a signal or a closed output; ``reason``
+    says which (``SIGINT``, ``SIGTERM``, ``SIGHUP``, :data:`OUTPUT_CLOSED`)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` says that the command was stopped (:class:`Interrupted`,
+    or a Ctrl-C that came before or after :func:`run_interruptible`'s watch)."""
+    return isinstance(exc, Interrupted | KeyboardInterrupt)
+
+
+def run_interruptible(main: Callable[[], Awaitable[T]], *,
+                      stop: Callable[[str], None] | None = None) -> T:
+    """``trio.run(main)`` under the command line's one interrupt policy (the
+    library installs no signal handler; ``specs/tournament.md`` §Stopping).
+
+    The first of :data:`STOP_SIGNALS` calls ``stop(reason)`` when given (a
+    clean stop, such as :meth:`arbiter.tournament.Tournament.stop`: ``main``
+    ends on its own and its result is returned); without ``stop``, or on a
+    second signal, ``main`` is cancelled (engines are still shut down:
+    ``Engine.aclose`` is shielded from the cancellation) and
+    :class:`Interrupted` is raised.  A ``main`` that wrote to a closed stdout
+    (:class:`BrokenPipeError`) raises ``Interrupted(OUTPUT_CLOSED)``, stdout
+    sent nowhere from then on.  Any other exception of ``main`` comes out as
+    itself, not inside a group."""
+    watch = _Watch(stop)
+    try:
+        import trio
+
+        return trio.run(watch.guard, main)
+    except KeyboardInterrupt:  # Ctrl-C before the watch began or after it ended
+        raise Interrupted(signal.SIGINT.name) from None
+    except BrokenPipeError:
+        from arbiter.progress import silence_stdout  # (rich: only when needed)
+
+        silence_stdout()
+        raise Interrupted(OUTPUT_CLOSED) from None
+
+
+class _Watch:
+    """The signal watch of :func:`run_interruptible` around one ``main``."""
+
+    def __init__(self, stop: Callable[[str], None] | None):
+        self.stop = stop
+        self.reason: str | None = None  # set when main was cancelled
+
+    async def guard(self, main: Callable[[], Awaitable[T]]) -> T:
         try:
-            async with trio.open_nursery() as nursery:
-                async def watch() -> None:
-                    with trio.open_signal_receiver(signal.SIGTERM, signal.SIGHUP) as signals:
-                        async for _ in signals:
-                            raise KeyboardInterrupt
+            import trio
 
-                nursery.start_soon(watch)
+            async with trio.open_nursery() as nursery:
+                await nursery.start(self._watch, nursery.cancel_scope)
                 result = await main()
                 nursery.cancel_scope.cancel()
-        except BaseExceptionGroup as group:  # what main raised, not a group around it
-            raise sole_exception(group) from None
+        except* BaseException as group:
+            # _watch never raises: the group holds exactly what main raised
+            (raised,) = group.exceptions
+            raise raised from None
+        if self.reason is not None:
+            raise Interrupted(self.reason)
         return result
 
-    return trio.run(guarded)
+    async def _watch(self, scope: trio.CancelScope, *, task_status: trio.TaskStatus[None]) -> None:
+        import trio
+
+        with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+            task_status.started()
+            async for number in signals:
+                reason = signal.Signals(number).name
+                if self.stop is not None:
+                    stop, self.stop = self.stop, None
+                    stop(reason)  # the clean stop; a second signal cancels
+                    continue
+                self.reason = reason
+                scope.cancel()
+                return
+
+
+def exit_interrupted(exc: Interrupted, what: str) -> NoReturn:
+    """``arbiter: interrupted; <what>`` on stderr (naming a closed output,
+    the one reason a user may not guess), exit status 130."""
+    why = f" ({exc.reason})" if exc.reason == OUTPUT_CLOSED else ""
+    print(f"arbiter: interrupted{why}; {what}", file=sys.stderr)
+    raise typer.Exit(EXIT_INTERRUPTED)

@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import typer
 
-from arbiter import enginespec, records
+from arbiter import records
 from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
+from arbiter.config import engine_configs
 from arbiter.engine import EngineConfig, EngineStartError
 from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError
 from arbiter.games import GameError, Position, get_game, split_moves
 from arbiter.match import DEFAULT_TC, play_engines
 from arbiter.record import GameRecord, Ply
 
-from .app import app, checked_log_dir, checked_record_file, fail, interrupted, run_interruptible
+from .app import Interrupted, app, checked_log_dir, checked_record_file, exit_interrupted, fail, run_interruptible
 
 #: exit status when the game could not be played (an engine failed to start)
 EXIT_NOT_PLAYED = 1
 
 
 def load_engine_configs(specs: list[str], engines_file: str | None) -> list[EngineConfig]:
-    """The engines named by ``--engine`` SPECs, or ``fail()`` on a bad one."""
+    """The engines named by ``--engine`` SPECs (:func:`arbiter.config.engine_configs`),
+    or ``fail()`` on a bad one."""
     try:
-        return enginespec.load_engine_configs(specs, engines_file)
+        return engine_configs(specs, engines_file)
     except EngineSpecError as exc:
         fail(str(exc))
 
@@ -97,11 +98,13 @@ def play(
         record = run_interruptible(run)
     except EngineStartError as exc:
         fail(f"handshake-failure: {exc}; the game was not played", EXIT_NOT_PLAYED)
-    except BaseException as exc:
-        if not interrupted(exc):
-            raise
-        print("arbiter: interrupted; engines stopped", file=sys.stderr)
-        raise typer.Exit(130) from None
+    except Interrupted as exc:
+        exit_interrupted(exc, "engines stopped")
+    _report(record, pgn, as_json)
+
+
+def _report(record: GameRecord, pgn: str | None, as_json: bool) -> None:
+    """The finished game: appended to ``--pgn``, then the result (or the JSON record)."""
     if pgn:
         try:
             records.append_game(pgn, record, {"Event": "arbiter play", "Site": "?", "Round": "1.1"})

@@ -3,81 +3,46 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import sys
 from typing import Any
 
-import trio
 import typer
 from rich.console import Console
 
-from arbiter.engine import EngineConfig
-from arbiter.enginespec import (
-    DEFAULT_ENGINES_FILE,
-    EngineSpecError,
-    load_engines_file,
-    parse_engine_spec,
+from arbiter.config import (
+    ConfigError,
+    TournamentConfig,
+    check_flags,
+    check_resume_flags,
+    config_from_settings,
+    from_file_and_flags,
+    resumed,
 )
+from arbiter.enginespec import parse_engine_spec
 from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings, silence_stdout
 from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
-from arbiter.tournament import (
-    ConfigError,
-    RunResult,
-    Tournament,
-    TournamentConfig,
-    config_from_settings,
-    load_config_file,
-    merge_settings,
-    open_tournament,
-    tournament_standings,
-)
+from arbiter.tournament import RunResult, Tournament, open_tournament, tournament_standings
 
-from .app import app, checked_log_dir, checked_record_file, fail
+from .app import (
+    EXIT_INTERRUPTED,
+    Interrupted,
+    app,
+    checked_log_dir,
+    checked_record_file,
+    fail,
+    run_interruptible,
+)
 
 #: exit statuses of a run (specs/tournament.md §Exit status)
 EXIT_ABORTED = 1
-EXIT_INTERRUPTED = 130
 EXIT_BUSY = 3  # another process is running the tournament: nothing started
-
-#: the settings that define a tournament (not allowed with --resume)
-DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "order", "seed",
-            "random_plies", "tc", "timemargin", "maxplies", "stall", "sprt", "name")
 
 
 def _open_store(db: str, readonly: bool = False) -> Store:
     try:
         return Store(db, readonly=readonly)
     except StoreError as exc:
-        fail(str(exc))
-
-
-def _engine_tables(config_file: str | None, engines_file: str | None) -> tuple[dict, str | None]:
-    """Engines defined by name: the config file's [engines.NAME] tables, the
-    --engines file (or ./engines.toml), in that order of precedence."""
-    tables: dict[str, EngineConfig] = {}
-    where = None
-    path = engines_file
-    if path is None and os.path.exists(DEFAULT_ENGINES_FILE):
-        path = DEFAULT_ENGINES_FILE
-    try:
-        if path is not None:
-            tables.update(load_engines_file(path))
-            where = path
-        if config_file is not None:
-            tables.update(load_engines_file(config_file))
-            where = config_file if where is None else f"{where} or {config_file}"
-    except EngineSpecError as exc:
-        fail(str(exc))
-    return tables, where
-
-
-def _parse_specs(specs: list[str], config_file: str | None, engines_file: str | None
-                 ) -> list[EngineConfig]:
-    tables, where = _engine_tables(config_file, engines_file)
-    try:
-        return [parse_engine_spec(spec, tables or None, where) for spec in specs]
-    except EngineSpecError as exc:
         fail(str(exc))
 
 
@@ -93,17 +58,17 @@ def _display(plain: bool, as_json: bool):
 
 def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool,
          as_json: bool) -> RunResult:
-    tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json),
-                            handle_signals=True)
+    """Play the tournament; the first signal stops it cleanly (:meth:`Tournament.stop`)."""
+    tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json))
     try:
-        return trio.run(tournament.run)
+        return run_interruptible(tournament.run, stop=tournament.stop)
     except TournamentBusyError as exc:
         fail(f"{exc}; nothing was started", EXIT_BUSY)
     except sqlite3.Error as exc:  # before the first game (a failure during the run aborts it)
         fail(f"{store.path}: the database failed ({exc}); nothing was played", EXIT_ABORTED)
-    except KeyboardInterrupt:  # a second Ctrl-C during the clean stop
+    except Interrupted:  # a second signal during the clean stop
         print("arbiter: interrupted again; stopped", file=sys.stderr)
-        raise typer.Exit(EXIT_INTERRUPTED)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
 def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
@@ -168,26 +133,21 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
 
 
 def _build(config_file: str | None, engine_specs: list[str] | None,
-           engines_file: str | None, flags: dict[str, Any]) -> TournamentConfig:
-    """File values, overridden by flags, into a checked configuration (exit 2 if bad)."""
+           engines_file: str | None, flags: dict[str, Any]) -> tuple[TournamentConfig, str | None]:
+    """File values, overridden by flags, into a checked configuration and
+    the file's database (exit 2 if bad: :func:`arbiter.config.from_file_and_flags`)."""
     try:
-        file_values = load_config_file(config_file) if config_file else {}
-        engines_file = engines_file or file_values.get("engines_file")
-        if engine_specs:
-            engines = _parse_specs(engine_specs, config_file, engines_file)
-        else:
-            engines = file_values.get("engine") or []
-        settings = merge_settings(file_values, flags)
-        return config_from_settings(settings, engines)
+        return from_file_and_flags(config_file, engine_specs, engines_file, flags)
     except ConfigError as exc:
-        fail(str(exc) if not config_file or config_file in str(exc) else f"{config_file}: {exc}")
+        fail(str(exc))
 
 
 def _resume_config(db: str, resume: int, flags: dict[str, Any]) -> TournamentConfig:
-    given = [key for key in DEFINING if flags.get(key) is not None]
-    if given:
-        fail(f"--resume {resume} plays the stored configuration of tournament {resume}; "
-             f"drop --{given[0].replace('_', '-')}")
+    """``--resume ID``: the stored configuration with this run's settings (exit 2 if bad)."""
+    try:
+        check_resume_flags(resume, flags)  # before the database is opened
+    except ConfigError as exc:
+        fail(str(exc))
     with _open_store(db, readonly=True) as store:
         row = store.tournament(resume)
     if row is None:
@@ -195,12 +155,7 @@ def _resume_config(db: str, resume: int, flags: dict[str, Any]) -> TournamentCon
     if row.get("format") not in ("round-robin", "gauntlet") or "engines" not in row["config"]:
         fail(f"{db}: tournament {resume} ({row['name']}) was not made by `arbiter tournament` "
              "and cannot be resumed")
-    config = TournamentConfig.from_dict(row["config"])
-    for key, attribute in (("concurrency", "concurrency"), ("restart", "restart"),
-                           ("pgn", "pgn"), ("log", "log_dir")):
-        if flags.get(key) is not None:
-            setattr(config, attribute, flags[key])
-    return config
+    return resumed(resume, row["config"], flags)
 
 
 # --------------------------------------------------------------------------
@@ -255,21 +210,17 @@ def tournament(
         config = _resume_config(db or DEFAULT_DB, resume, flags)
     else:
         flags.pop("engine")
-        config = _build(config_file, engine, engines_file, flags)
-        if config_file:
-            file_db = load_config_file(config_file).get("db")
+        config, file_db = _build(config_file, engine, engines_file, flags)
     run_config(config, db or file_db or DEFAULT_DB, new=new, plain=plain, as_json=as_json,
                resume_id=resume)
 
 
 def _check_numbers(flags: dict[str, Any]) -> None:
-    for key, low in (("games", 1), ("rounds", 1), ("concurrency", 1), ("random_plies", 0),
-                     ("timemargin", 0), ("maxplies", 1)):
-        value = flags.get(key)
-        if value is not None and value < low:
-            fail(f"--{key.replace('_', '-')} must be at least {low}, not {value}")
-    if flags.get("stall") is not None and flags["stall"] <= 0:
-        fail("--stall must be more than 0 seconds")
+    """The flags' numbers, first of all (exit 2: :func:`arbiter.config.check_flags`)."""
+    try:
+        check_flags(flags)
+    except ConfigError as exc:
+        fail(str(exc))
 
 
 @app.command()
@@ -308,7 +259,7 @@ def match(
                  sprt=sprt, pgn=pgn, log=log,
                  name=name or f"{game.strip().lower()} match")
     _check_numbers(flags)
-    config = _build(None, [first, second], engines_file, flags)
+    config, _ = _build(None, [first, second], engines_file, flags)
     run_config(config, db, new=new, plain=plain, as_json=as_json)
 
 

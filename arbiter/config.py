@@ -1,0 +1,474 @@
+"""A tournament's configuration: a TOML file and command-line flags, checked.
+
+The one home of "file + flags -> :class:`TournamentConfig`" (``specs/tournament.md``
+§Config file, §Resume) and of the one rule for which engines file applies
+(:func:`engines_file_for`), used by ``arbiter play``, ``match``, ``tournament``
+and ``check`` alike.  Pure apart from reading the files named: nothing here
+starts an engine or opens the database, so every mistake is found, with a
+message naming the file and key at fault (:class:`ConfigError`), before
+anything runs.
+
+* :class:`TournamentConfig`: what to play (the fields that make its
+  :meth:`~TournamentConfig.identity`) and how this run goes;
+* :func:`from_file_and_flags`: ``arbiter tournament [CONFIG.toml] [flags]``
+  and ``arbiter match``: the file's values, overridden by the flags given;
+* :func:`resumed`: a stored tournament's configuration with this run's
+  settings (``--resume ID``);
+* :func:`engine_configs`: engine SPECs against the engines file that applies.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
+from arbiter.engine import EngineConfig
+from arbiter.enginespec import (
+    DEFAULT_ENGINES_FILE,
+    EngineSpecError,
+    load_engines_file,
+    parse_engine_spec,
+    read_toml,
+)
+from arbiter.games import GameError, get_game
+from arbiter.match import DEFAULT_TC
+from arbiter.rating import SPRT, SPRTConfigError
+from arbiter.schedule import FORMATS, ORDERS, Opening, Schedule, ScheduleError, build_schedule, parse_openings
+
+__all__ = [
+    "ConfigError", "TournamentConfig", "CONFIG_KEYS", "DEFINING", "load_config_file",
+    "read_openings", "config_from_settings", "from_file_and_flags", "resumed", "check_resume_flags",
+    "check_flags",
+    "engines_file_for", "engine_tables", "engine_configs",
+]
+
+
+class ConfigError(ValueError):
+    """A tournament configuration that cannot be run; names the file/key at fault."""
+
+
+# --------------------------------------------------------------------------
+# Which engines file applies
+# --------------------------------------------------------------------------
+
+
+def engines_file_for(given: str | None) -> str | None:
+    """The engines file that applies: ``given`` (``--engines FILE``, else a
+    config file's ``engines_file``), else ``./engines.toml`` when it exists,
+    else None (``specs/match.md`` §Engine specs)."""
+    if given is not None:
+        return given
+    return DEFAULT_ENGINES_FILE if os.path.exists(DEFAULT_ENGINES_FILE) else None
+
+
+def engine_tables(engines_file: str | None, config_file: str | None = None
+                  ) -> tuple[dict[str, EngineConfig] | None, str | None]:
+    """The engines defined by name: those of the engines file that applies
+    (:func:`engines_file_for`), then a config file's own ``[engines.NAME]``
+    tables, which win.  Returns (tables, where they come from, for messages);
+    (None, None) when no file applies.  :class:`EngineSpecError` on a bad file."""
+    path = engines_file_for(engines_file)
+    if path is None and config_file is None:
+        return None, None
+    tables: dict[str, EngineConfig] = {}
+    where: str | None = None
+    if path is not None:
+        tables.update(load_engines_file(path))
+        where = path
+    if config_file is not None:
+        tables.update(load_engines_file(config_file))
+        where = config_file if where is None else f"{where} or {config_file}"
+    return tables, where
+
+
+def engine_configs(specs: Sequence[str], engines_file: str | None = None,
+                   config_file: str | None = None) -> list[EngineConfig]:
+    """Command-line SPECs, names looked up by :func:`engine_tables`;
+    :class:`EngineSpecError` on a bad one."""
+    tables, where = engine_tables(engines_file, config_file)
+    return [parse_engine_spec(spec, tables, where) for spec in specs]
+
+
+# --------------------------------------------------------------------------
+# The configuration
+# --------------------------------------------------------------------------
+
+#: keys of a tournament TOML file (``specs/tournament.md`` §Config file)
+CONFIG_KEYS = (
+    "name", "game", "engine", "format", "games", "rounds", "openings", "order", "seed",
+    "random_plies", "tc", "timemargin", "maxplies", "stall", "sprt", "concurrency",
+    "restart", "db", "pgn", "log", "engines_file",
+)
+
+#: the settings that define a tournament (not allowed with ``--resume``)
+DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "order", "seed",
+            "random_plies", "tc", "timemargin", "maxplies", "stall", "sprt", "name")
+
+#: the settings of how a run goes, which ``--resume`` takes: (flag, attribute)
+RUN_SETTINGS = (("concurrency", "concurrency"), ("restart", "restart"), ("pgn", "pgn"),
+                ("log", "log_dir"))
+
+
+@dataclass
+class TournamentConfig:
+    """Everything that defines a tournament, plus how to run it.
+
+    The fields up to ``sprt`` define the tournament (they make its
+    :meth:`identity`); ``concurrency``, ``restart``, ``pgn`` and ``log_dir``
+    only say how this run goes, so a tournament may be resumed with others.
+    """
+
+    game: str
+    engines: list[EngineConfig]
+    name: str = ""
+    format: str = "round-robin"
+    games: int = 2
+    rounds: int = 1
+    openings: list[Opening] = field(default_factory=list)
+    openings_file: str | None = None
+    order: str = "sequential"
+    seed: int = 0
+    random_plies: int = 0
+    tc: str = DEFAULT_TC
+    timemargin_ms: int = 0
+    maxplies: int | None = None
+    stall_ms: int = DEFAULT_STALL_MS
+    sprt: str | None = None
+    # how this run goes (not part of the identity)
+    concurrency: int = 1
+    restart: bool = False
+    pgn: str | None = None
+    log_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        self.engines = [copy.deepcopy(e) for e in self.engines]
+        for engine in self.engines:
+            if not engine.name:
+                engine.name = engine.label  # names are fixed before any engine runs
+        if not self.name:
+            self.name = f"{self.game} {self.format}"
+
+    # -- checks -------------------------------------------------------------
+
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` on anything that cannot run."""
+        try:
+            get_game(self.game)
+        except GameError as exc:
+            raise ConfigError(str(exc)) from None
+        if self.format not in FORMATS:
+            raise ConfigError(f"unknown format {self.format!r}; choose one of: {', '.join(FORMATS)}")
+        if self.order not in ORDERS:
+            raise ConfigError(f"unknown opening order {self.order!r}; choose one of: {', '.join(ORDERS)}")
+        for key, value, low in (("games", self.games, 1), ("rounds", self.rounds, 1),
+                                ("concurrency", self.concurrency, 1),
+                                ("random_plies", self.random_plies, 0),
+                                ("timemargin", self.timemargin_ms, 0), ("stall", self.stall_ms, 1)):
+            if value < low:
+                raise ConfigError(f"{key} must be at least {low}, not {value}")
+        if self.maxplies is not None and self.maxplies < 1:
+            raise ConfigError(f"maxplies must be at least 1, not {self.maxplies}")
+        try:
+            TimeControl.parse(self.tc)
+        except TimeControlError as exc:
+            raise ConfigError(str(exc)) from None
+        if self.sprt is not None:
+            self.sprt_test()
+            if len(self.engines) != 2:
+                raise ConfigError(f"sprt needs exactly two engines, not {len(self.engines)}")
+        try:
+            self.schedule()
+        except ScheduleError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def sprt_test(self) -> SPRT | None:
+        if self.sprt is None:
+            return None
+        try:
+            return SPRT.parse(self.sprt)
+        except SPRTConfigError as exc:
+            raise ConfigError(str(exc)) from None
+
+    @property
+    def engine_names(self) -> list[str]:
+        """The engines' names (each set by ``__post_init__``)."""
+        return [e.name or e.label for e in self.engines]
+
+    def engine(self, name: str) -> EngineConfig:
+        for engine in self.engines:
+            if engine.name == name:
+                return engine
+        raise KeyError(name)
+
+    def schedule(self) -> Schedule:
+        return build_schedule(
+            self.engine_names, format=self.format, games=self.games, rounds=self.rounds,
+            openings=self.openings or None, order=self.order, seed=self.seed,
+            random_plies=self.random_plies, game=get_game(self.game))
+
+    # -- identity and storage ------------------------------------------------
+
+    def defining(self) -> dict[str, Any]:
+        """The part of the configuration that defines the tournament."""
+        return {
+            "name": self.name, "game": self.game,
+            "engines": [e.to_dict() for e in self.engines],
+            "format": self.format, "games": self.games, "rounds": self.rounds,
+            "openings": [o.to_dict() for o in self.openings], "order": self.order,
+            "seed": self.seed, "random_plies": self.random_plies, "tc": self.tc,
+            "timemargin_ms": self.timemargin_ms, "maxplies": self.maxplies,
+            "stall_ms": self.stall_ms, "sprt": self.sprt,
+        }
+
+    def identity(self) -> str:
+        """SHA-256 of :meth:`defining`: the same command finds the same tournament."""
+        text = json.dumps(self.defining(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.defining()
+        data.update(openings_file=self.openings_file, concurrency=self.concurrency,
+                    restart=self.restart, pgn=self.pgn, log_dir=self.log_dir)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TournamentConfig:
+        """Inverse of :meth:`to_dict` (a stored tournament's ``config``)."""
+        engines = [EngineConfig(**e) for e in data["engines"]]
+        known = set(cls.__dataclass_fields__) - {"engines", "openings"}
+        values = {k: v for k, v in data.items() if k in known}
+        return cls(engines=engines, openings=[Opening.from_dict(o) for o in data.get("openings") or []],
+                   **values)
+
+
+# --------------------------------------------------------------------------
+# The config file
+# --------------------------------------------------------------------------
+
+_KEY_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "name": (str, "a string"), "game": (str, "a string"), "format": (str, "a string"),
+    "games": (int, "a whole number"), "rounds": (int, "a whole number"),
+    "openings": (str, "a file path"), "order": (str, "a string"), "seed": (int, "a whole number"),
+    "random_plies": (int, "a whole number"), "tc": (str, "a time-control string"),
+    "timemargin": (int, "a whole number of ms"), "maxplies": (int, "a whole number"),
+    "stall": ((int, float), "a number of seconds"), "sprt": ((str, dict), "a string or a table"),
+    "concurrency": (int, "a whole number"), "restart": (bool, "true or false"),
+    "db": (str, "a file path"), "pgn": (str, "a file path"), "log": (str, "a directory path"),
+    "engines_file": (str, "a file path"), "engine": (list, "a list of engine SPEC strings"),
+}
+
+#: keys whose value is a path, relative to the config file
+_PATH_KEYS = ("openings", "db", "pgn", "log", "engines_file")
+
+
+def load_config_file(path: str, engines_file: str | None = None) -> dict[str, Any]:
+    """The settings of a tournament TOML file, checked and with paths made
+    relative to the current directory (``specs/tournament.md`` §Config file).
+
+    Returns a dict of :data:`CONFIG_KEYS`, ``engine`` already parsed into
+    :class:`EngineConfig` objects: the file's ``engine = [...]`` SPECs, whose
+    names are looked up in the file's own ``[engines.NAME]`` tables, then in
+    the engines file that applies (``engines_file``, i.e. ``--engines``, else
+    the file's ``engines_file``: :func:`engine_tables`); without that list,
+    every table of the file and of its ``engines_file`` plays.
+    :class:`ConfigError` names the file and key at fault."""
+    data = read_toml(path, ConfigError)
+    base = os.path.dirname(path)
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key == "engines":
+            continue  # [engines.NAME] tables: read below
+        if key not in CONFIG_KEYS:
+            raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(CONFIG_KEYS)}, "
+                              "and [engines.NAME] tables)")
+        values[key] = _check_key(path, key, value)
+    for key in _PATH_KEYS:
+        if key in values and not os.path.isabs(values[key]):
+            values[key] = os.path.join(base, values[key])
+    if "engines" in data and not isinstance(data["engines"], dict):
+        raise ConfigError(f"{path}: 'engines' must hold [engines.NAME] tables")
+    specs = values.pop("engine", None)
+    try:
+        if specs is None:
+            listed = _listed_engines(path, "engines" in data, values.get("engines_file"))
+            if listed:
+                values["engine"] = listed
+            return values
+        tables, where = engine_tables(engines_file or values.get("engines_file"), path)
+    except EngineSpecError as exc:
+        raise ConfigError(str(exc)) from None
+    try:
+        values["engine"] = [parse_engine_spec(spec, tables, where) for spec in specs]
+    except EngineSpecError as exc:
+        raise ConfigError(f"{path}: key 'engine': {exc}") from None
+    return values
+
+
+def _listed_engines(path: str, has_tables: bool, engines_file: str | None) -> list[EngineConfig]:
+    """Without ``engine = [...]``: the file's ``engines_file`` tables, then its own."""
+    tables = load_engines_file(engines_file) if engines_file is not None else {}
+    if has_tables:
+        tables.update(load_engines_file(path))
+    return list(tables.values())
+
+
+def _check_key(path: str, key: str, value: Any) -> Any:
+    kind, what = _KEY_TYPES[key]
+    if isinstance(value, bool) and kind is not bool:
+        ok = False
+    else:
+        ok = isinstance(value, kind)
+    if key == "engine" and ok:
+        ok = all(isinstance(v, str) for v in value)
+    if not ok:
+        raise ConfigError(f"{path}: key {key!r} must be {what}, not {value!r}")
+    if key == "sprt" and isinstance(value, dict):
+        value = " ".join(f"{k}={v}" for k, v in value.items())
+    return value
+
+
+def read_openings(game: str, path: str) -> list[Opening]:
+    """An openings file, each line checked by the referee (errors name file:line)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read openings: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        return parse_openings(get_game(game), text, path)
+    except (ScheduleError, GameError) as exc:
+        raise ConfigError(str(exc)) from None
+
+
+# --------------------------------------------------------------------------
+# File + flags
+# --------------------------------------------------------------------------
+
+
+def check_flags(flags: Mapping[str, Any]) -> None:
+    """The numbers given as flags, in the flags' own words (``--games``)."""
+    for key, low in (("games", 1), ("rounds", 1), ("concurrency", 1), ("random_plies", 0),
+                     ("timemargin", 0), ("maxplies", 1)):
+        value = flags.get(key)
+        if value is not None and value < low:
+            raise ConfigError(f"--{key.replace('_', '-')} must be at least {low}, not {value}")
+    if flags.get("stall") is not None and flags["stall"] <= 0:
+        raise ConfigError("--stall must be more than 0 seconds")
+
+
+def merge_settings(file_values: Mapping[str, Any], flags: Mapping[str, Any]) -> dict[str, Any]:
+    """Flags given on the command line (not None) override the file's values."""
+    merged = dict(file_values)
+    merged.update({k: v for k, v in flags.items() if v is not None})
+    return merged
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineConfig]
+                         ) -> TournamentConfig:
+    """A checked :class:`TournamentConfig` from merged file+flag settings."""
+    engines = list(engines)
+    game = settings.get("game")
+    if not game:
+        raise ConfigError("no game: give --game GAME (troll, atoll, morris, talisman) "
+                          "or game = \"...\" in the config file")
+    if len(engines) < 2:
+        raise ConfigError(f"a tournament needs at least two engines (got {len(engines)}): "
+                          "give --engine SPEC for each, or engine = [...] in the config file")
+    openings = read_openings(game, settings["openings"]) if settings.get("openings") else []
+    stall = settings.get("stall")
+    config = TournamentConfig(
+        game=str(game).strip().lower(), engines=engines, name=settings.get("name") or "",
+        format=settings.get("format") or "round-robin",
+        games=_or(settings.get("games"), 2), rounds=_or(settings.get("rounds"), 1),
+        openings=openings, openings_file=settings.get("openings"),
+        order=settings.get("order") or "sequential",
+        seed=settings.get("seed") or 0,
+        random_plies=settings.get("random_plies") or 0,
+        tc=settings.get("tc") or DEFAULT_TC,
+        timemargin_ms=settings.get("timemargin") or 0,
+        maxplies=settings.get("maxplies"),
+        stall_ms=DEFAULT_STALL_MS if stall is None else max(1, round(float(stall) * 1000)),
+        sprt=settings.get("sprt"),
+        concurrency=settings.get("concurrency") or 1,
+        restart=bool(settings.get("restart")),
+        pgn=settings.get("pgn"), log_dir=settings.get("log"),
+    )
+    names = config.engine_names
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"two engines are called {repeated[0]!r}: give each a distinct name=")
+    config.validate()
+    return config
+
+
+def from_file_and_flags(config_file: str | None, engine_specs: Sequence[str] | None,
+                        engines_file: str | None, flags: Mapping[str, Any]
+                        ) -> tuple[TournamentConfig, str | None]:
+    """``arbiter tournament [CONFIG.toml]`` / ``arbiter match``: the file's
+    values overridden by ``flags`` (those not None), the engines from
+    ``engine_specs`` if given, else from the file.  Returns the checked
+    configuration and the database the file names (``db = ...``), if any.
+
+    :class:`ConfigError` names the config file (a message about another file,
+    such as its openings, is prefixed with it); a bad ``--engine`` SPEC's
+    message is the SPEC's own."""
+    check_flags(flags)
+    try:
+        file_values = load_config_file(config_file, engines_file) if config_file else {}
+    except ConfigError as exc:
+        raise _naming(config_file, exc) from None
+    if engine_specs:
+        try:
+            engines = engine_configs(engine_specs, engines_file or file_values.get("engines_file"),
+                                     config_file)
+        except EngineSpecError as exc:
+            raise ConfigError(str(exc)) from None
+    else:
+        engines = file_values.get("engine") or []
+    try:
+        config = config_from_settings(merge_settings(file_values, flags), engines)
+    except ConfigError as exc:
+        raise _naming(config_file, exc) from None
+    return config, file_values.get("db")
+
+
+def _naming(config_file: str | None, exc: ConfigError) -> ConfigError:
+    """``exc``, its message prefixed with ``config_file`` unless it names it."""
+    if not config_file or config_file in str(exc):
+        return exc
+    return ConfigError(f"{config_file}: {exc}")
+
+
+def check_resume_flags(tournament_id: int, flags: Mapping[str, Any]) -> None:
+    """``--resume ID`` takes this run's settings only: a flag that defines a
+    tournament is refused (``specs/tournament.md`` §Resume)."""
+    check_flags(flags)
+    given = [key for key in DEFINING if flags.get(key) is not None]
+    if given:
+        raise ConfigError(f"--resume {tournament_id} plays the stored configuration of tournament "
+                          f"{tournament_id}; drop --{given[0].replace('_', '-')}")
+
+
+def resumed(tournament_id: int, stored: Mapping[str, Any], flags: Mapping[str, Any]
+            ) -> TournamentConfig:
+    """``--resume ID``: the stored configuration of the tournament, with this
+    run's settings (concurrency, restart, pgn, log) where given
+    (:func:`check_resume_flags` first)."""
+    check_resume_flags(tournament_id, flags)
+    config = TournamentConfig.from_dict(stored)
+    for key, attribute in RUN_SETTINGS:
+        if flags.get(key) is not None:
+            setattr(config, attribute, flags[key])
+    return config
