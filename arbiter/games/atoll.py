@@ -209,13 +209,11 @@ class AtollPosition(Position):
             return None
         return Outcome(Termination.CONNECTION, COLORS[self._winner])
 
-    def _allows(self, index: int) -> bool:
-        """Whether a stone on cell ``index`` is legal here (the generator's test)."""
-        return self._winner is None and bool(BIT[index] & open_cells(*self._stones))
-
     def play(self, move: str) -> AtollPosition:
         index = INDEX.get(move)
-        if index is None or not self._allows(index):  # swap, another spelling, or illegal
+        white, black = self._stones
+        if (index is None or self._winner is not None
+                or not BIT[index] & open_cells(white, black)):  # swap, another spelling, or illegal
             move = self.parse_move(move)  # raises with the reason
             if move == "swap":
                 return self._swapped()
@@ -223,7 +221,6 @@ class AtollPosition(Position):
         # The stone merges with the groups it touches; only that group can
         # join two islands (§5).
         bit, side = BIT[index], self._side
-        white, black = self._stones
         touching = NEIGHBOURS[index]
         groups = self._groups[side]
         if touching & self._stones[side]:
@@ -274,7 +271,7 @@ class AtollPosition(Position):
             rows = ROWS[col]
             raise IllegalMoveError(
                 text, f"there is no cell {move}: column {col} has rows {rows.start}-{rows.stop - 1}")
-        if self._allows(INDEX[move]):
+        if BIT[INDEX[move]] & open_cells(*self._stones):  # (the game is not over: checked above)
             return move
         # Illegal: say why.
         if move in ISLAND_OF:

@@ -24,10 +24,11 @@ the four cross lines are bits ``k``, ``k+8``, ``k+16`` for odd ``k``, so:
   piece.  Generating moves never formats a string.
 
 A position stores the board from the mover's side (``own``/``opp``) plus the
-colour to move, and works out its verdict when it is made (whether the mover
-can move at all takes a few shifts); its legal moves are listed on first
-request, since a match only ever asks for the verdict and plays the engines'
-moves (checked on the board), while playouts and perft list them.  History for
+side index of the mover, and works out its verdict when it is made; its legal
+moves are listed on first request.  A match only ever asks for the verdict
+and plays the engines' moves, so those two questions have a board check
+beside the generator (one seam, "The check beside the generator" below),
+while playouts and perft list the moves.  History for
 the repetition rule is the tuple of position keys since the last irreversible
 ply (a placement or a removal: nothing before one can recur, since pieces in
 hand or on the board only ever decrease).
@@ -408,20 +409,10 @@ def _next_to(points: int) -> int:
 # asks every position for its verdict.  Listing the moves there (generate)
 # costs several microseconds a ply more than these two board checks
 # (bench/README.md, "Legality"), so they stay, here and nowhere else:
-# _allows decides one move, _can_move whether any exists.  Both state §3-§5
-# the way generate() applies them; test_games_properties pins them to it
-# (play() accepts exactly the listed moves, the verdict is "blocked" exactly
-# when none is listed) on positions that never listed their moves.
-
-def _can_move(own: int, opp: int, in_hand: int) -> bool:
-    """Whether generate(own, opp, in_hand) is not empty: a placement or a
-    flight needs an empty point, a slide an own piece next to one (a
-    mill-closing move always has a piece to remove, or needs none)."""
-    empty = FULL ^ own ^ opp
-    if in_hand or own.bit_count() == 3:
-        return bool(empty)
-    return bool(own & _next_to(empty))
-
+# _allows decides one move, _verdict's "blocked" whether any exists.  Both
+# state §3-§5 the way generate() applies them; test_games_properties pins them
+# to it (play() accepts exactly the listed moves, the verdict is "blocked"
+# exactly when none is listed) on positions that never listed their moves.
 
 def _allows(own: int, opp: int, in_hand: int, src: int, dst: int, removed: int) -> bool:
     """Whether the move decoded as (from bit or 0, to bit, removed bit or 0)
@@ -462,9 +453,14 @@ def _verdict(own: int, opp: int, hand: int, side: int, quiet: int,
     """The outcome of a position whose side to move (side index ``side``)
     has ``own`` on the board and ``hand`` in hand, in the order of §7: below
     three pieces, blocked, repetition, 100 plies without removal."""
-    if own.bit_count() + hand < 3:
+    count = own.bit_count()
+    if count + hand < 3:
         return _FEWER_THAN_THREE[side]
-    if not _can_move(own, opp, hand):
+    # Blocked when generate(own, opp, hand) is empty: a placement or a flight
+    # needs an empty point, a slide an own piece next to one (a mill-closing
+    # move always has a piece to remove, or needs none).
+    empty = FULL ^ own ^ opp
+    if not (empty if hand or count == 3 else own & _next_to(empty)):
         return _BLOCKED[side]
     if repeated:
         return _DRAW_REPETITION
@@ -477,7 +473,7 @@ class MorrisPosition(Position):
     """An immutable Morris position (specs/games/morris.md).
 
     The board is kept from the mover's view (``own``/``opp``); the outcome is
-    worked out when the position is made (it needs only _can_move), the legal
+    worked out when the position is made (it needs no move list), the legal
     moves are listed on first request."""
 
     __slots__ = ("_own", "_opp", "_own_hand", "_opp_hand", "_side", "_quiet", "_ply",
@@ -523,8 +519,10 @@ class MorrisPosition(Position):
         if moves is not None:
             return move in moves
         decoded = _DECODE.get(move)
-        return (decoded is not None and self._outcome is None
-                and _allows(self._own, self._opp, self._own_hand, *decoded))
+        if decoded is None or self._outcome is not None:
+            return False
+        src, dst, removed = decoded
+        return _allows(self._own, self._opp, self._own_hand, src, dst, removed)
 
     def play(self, move: str) -> MorrisPosition:
         moves = self._moves
