@@ -5,7 +5,10 @@ Morris against OpenSpiel's C++ implementation measured in the same run.
 
 Everything is driven through the generic interface only (``start()``,
 ``legal_moves()``, ``play()``, ``outcome()``, and ``perft`` built on them), the
-way matches and engines use it.  Rates are CPU time of this process (the box is
+way matches and engines use it: playouts and perft list the moves of every
+position before playing one; a replay plays recorded moves on positions that
+never listed theirs (``outcome()`` then ``play()``, as a match does with the
+engines' moves).  Rates are CPU time of this process (the box is
 shared; wall time would measure the neighbours), best of several rounds, each
 round replaying the same seeded games.  No thresholds: the script prints
 figures and ratios, it never fails on speed.
@@ -27,6 +30,9 @@ from arbiter.games import GAME_NAMES, get_game, perft  # noqa: E402
 # Perft depth per game: small, fixed, a fraction of a second each.
 PERFT_DEPTH = {"troll": 4, "atoll": 3, "morris": 5, "talisman": 5}
 PERFT_DEPTH_QUICK = {"troll": 3, "atoll": 3, "morris": 4, "talisman": 5}
+# Replays: the number of recorded games played again (a few thousand plies).
+REPLAY_GAMES = 200
+REPLAY_GAMES_QUICK = 60
 # Morris against OpenSpiel: from the start at depth 4 no mill can close yet,
 # so OpenSpiel's action tree is exactly our ply tree and both sides may count
 # the last ply in bulk (len of the legal list).
@@ -122,6 +128,39 @@ class _NullGame:
         return position
 
 
+def recorded_games(game, seed: int, count: int) -> list[list[str]]:
+    """The moves of ``count`` seeded random games (made outside any timing)."""
+    rng = random.Random(seed)
+    games = []
+    for _ in range(count):
+        position, moves = game.start(), []
+        while position.outcome() is None:
+            move = rng.choice(position.legal_moves())
+            moves.append(move)
+            position = position.play(move)
+        games.append(moves)
+    return games
+
+
+def replay(game, games: list[list[str]]) -> Playouts:
+    """The recorded games played again the way a match plays the engines'
+    moves: ``outcome()`` then ``play()`` on positions that never list their
+    moves."""
+    clock = time.process_time
+    plies = 0
+    begin = clock()
+    for moves in games:
+        position = game.start()
+        for move in moves:
+            if position.outcome() is not None:
+                raise AssertionError(f"{game.name}: the replay ended early")
+            position = position.play(move)
+        if position.outcome() is None:
+            raise AssertionError(f"{game.name}: the replay did not end")
+        plies += len(moves)
+    return Playouts(len(games), plies, clock() - begin)
+
+
 def timed_perft(position, depth: int) -> tuple[int, float]:
     begin = time.process_time()
     nodes = perft(position, depth)
@@ -208,9 +247,12 @@ def bench_game(name: str, args) -> None:
     depth = (PERFT_DEPTH_QUICK if args.quick else PERFT_DEPTH)[name]
     nodes, seconds = min((timed_perft(game.start(), depth) for _ in range(args.rounds)),
                          key=lambda r: r[1])
+    recorded = recorded_games(game, args.seed, REPLAY_GAMES_QUICK if args.quick else REPLAY_GAMES)
+    again = best([replay(game, recorded) for _ in range(args.rounds)])
     print(f"{name:<9} playouts {run.games_per_s:9.1f} games/s {run.plies_per_s:11.0f} plies/s "
           f"({run.plies / run.games:5.1f} plies/game)   "
-          f"perft({depth}) {nodes:>10} nodes {nodes / seconds:11.0f} nodes/s")
+          f"perft({depth}) {nodes:>10} nodes {nodes / seconds:11.0f} nodes/s   "
+          f"replay {again.plies_per_s:11.0f} plies/s")
 
 
 def bench_morris_vs_openspiel(args) -> None:

@@ -8,6 +8,7 @@ round-trip, games terminate, and outcomes agree with the move lists.
 
 from __future__ import annotations
 
+import copy
 import random
 
 import pytest
@@ -15,15 +16,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from arbiter.games import (
+    COLORS,
     GAME_NAMES,
     RESULTS,
     Color,
     IllegalMoveError,
     InvalidFenError,
+    Position,
     Termination,
+    atoll,
     get_game,
+    morris,
     perft,
     perft_divide,
+    talisman,
+    troll,
 )
 
 # A game longer than this is a bug in the rules (every game has a progress or
@@ -138,3 +145,100 @@ def test_positions_describe_themselves(name):
     assert position.diagram().count("\n") >= 2
     assert all(isinstance(owner, Color) for owner in position.pieces().values())
     assert position.game is get_game(name)
+
+
+@games
+def test_the_side_to_move_is_one_convention(name):
+    """Every game keeps whose turn it is as a side index (base.COLORS), and
+    its position string writes it as w/b."""
+    game = get_game(name)
+    assert game.start().to_move is game.first
+    for position in random_game(name, seed=11)[::9]:
+        assert position.to_move is COLORS[position._side]
+        assert position.to_move.side == position._side
+        assert position.fen().split()[{"talisman": 2}.get(name, 1)] == "wb"[position._side]
+
+
+# --- Legality written once --------------------------------------------------------
+#
+# Where a game keeps a fast check beside its move generator (a match plays
+# moves on positions that never list theirs), play() must accept exactly the
+# listed moves all the same.  Each candidate is played on a fresh copy of a
+# position whose moves were never listed, so the check, not the list, decides.
+
+def spellable_moves(name: str) -> list[str]:
+    """Every canonical move string the game's notation can spell, legal
+    somewhere or nowhere."""
+    if name == "troll":
+        return [*troll.CELLS, "pass"]
+    if name == "atoll":
+        return [f"{c}{r}" for c in atoll.COLUMNS for r in range(1, 13)] + ["swap"]
+    if name == "morris":
+        plain = [*morris.POINTS, *(f"{p}-{q}" for p in morris.POINTS for q in morris.POINTS)]
+        return plain + [f"{m}x{r}" for m in plain for r in morris.POINTS]
+    points = talisman.POINTS
+    return [*points, *(f"{p}-{q}" for p in points for q in points)]
+
+
+# Positions a random game seldom reaches: Troll's forced pass, the drop after
+# it and the full board where neither side can drop (specs/games/troll.md §6);
+# Morris flying, flying into a mill, all pieces in mills, blocked and one
+# ply before; Talisman blocked and one ply before (from the rule tests).
+SPECIAL_POSITIONS = {
+    "troll": ["BWBWBWBW/WBWBWBWB/BWBWBWBW/WBWBWBWB/BWBWBWBW/WBWBWBWB/1WBWBWBW/WBWBWBWB w 63",
+              "BWBWBWBW/WBWBWBWB/BWBWBWBW/WBWBWBWB/BWBWBWBW/WBWBWBWB/1WBWBWBW/WBWBWBWB b 64",
+              "BWBWBWBW/WBWBWBWB/BWBWBWBW/WBWBWBWB/BWBWBWBW/BBWBWBWB/BBBWBWBW/WBWBWBWB w 65"],
+    "morris": ["2B/1W1/3/2B3/2W/B1B/W2 w 0 0 0 40", "W1W/3/B1W/2B1B1/BBB/3/1B1 w 0 0 6 58",
+               "BBB/3/3/1WW3/3/3/WW1 w 0 1 0 40", "3/3/3/W4W/1W1/WBW/BBB b 0 0 1 41",
+               "3/3/3/W4W/2W/WBW/BBB w 0 0 0 40"],
+    "talisman": ["wbb/bb../b.b../b.bb/b.b ...../......./......./b...b w 0/5 1 42",
+                 "wbb/bb../b..../bbbb/b.b ...../......./......./b...b b 0/5 0 41"],
+}
+# Positions checked per game and seed: the first two, every SAMPLE_EVERY-th,
+# and the last LAST_PLIES of a random game (where Morris flies).  Morris spells
+# 15000 candidates, so it samples fewer.
+SAMPLE_EVERY = {"troll": 6, "atoll": 12, "morris": 24, "talisman": 10}
+LAST_PLIES = 3
+
+
+def never_listed(name: str, seed: int) -> list[Position]:
+    """Positions of one random game, each a copy taken before anything
+    (legal_moves, outcome) was asked of it."""
+    rng = random.Random(seed)
+    game = get_game(name)
+    walk = []
+    position = game.start()
+    while True:
+        walk.append(copy.copy(position))
+        moves = position.legal_moves()
+        if not moves:
+            break
+        position = position.play(rng.choice(moves))
+    samples = [p for p in walk[:-LAST_PLIES] if p.ply < 2 or p.ply % SAMPLE_EVERY[name] == 0]
+    return [game.from_fen(fen) for fen in SPECIAL_POSITIONS.get(name, [])] + samples + walk[-LAST_PLIES:]
+
+
+def same_position(a: Position, b: Position) -> bool:
+    return (a.fen(), a.outcome(), a.scores(), sorted(a.legal_moves())) == (
+        b.fen(), b.outcome(), b.scores(), sorted(b.legal_moves()))
+
+
+@games
+@pytest.mark.parametrize("seed", [1, 2])
+def test_play_accepts_exactly_the_listed_moves_on_never_listed_positions(name, seed):
+    samples = never_listed(name, seed)
+    listed = [copy.copy(p).legal_moves() for p in samples]
+    candidates = sorted(set(spellable_moves(name)).union(*listed))
+    for pristine, legal in zip(samples, listed, strict=True):
+        reference = copy.copy(pristine)
+        assert reference.legal_moves() == legal
+        # The verdict, asked first as a match does, agrees with the list.
+        assert (copy.copy(pristine).outcome() is None) == bool(legal), pristine.fen()
+        for move in candidates:
+            try:
+                after = copy.copy(pristine).play(move)
+            except IllegalMoveError:
+                assert move not in legal, (pristine.fen(), move)
+            else:
+                assert move in legal, (pristine.fen(), move)
+                assert same_position(after, reference.play(move)), (pristine.fen(), move)

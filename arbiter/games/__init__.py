@@ -11,8 +11,10 @@ import importlib
 
 from .base import (
     BLACK_WINS,
+    COLORS,
     DRAW,
     RESULTS,
+    SIDE_LETTERS,
     WHITE_WINS,
     Color,
     Game,
@@ -52,7 +54,8 @@ def all_games() -> list[Game]:
 
 
 __all__ = [
-    "BLACK_WINS", "DRAW", "RESULTS", "WHITE_WINS", "Color", "Game", "GameError",
+    "BLACK_WINS", "COLORS", "DRAW", "RESULTS", "SIDE_LETTERS", "WHITE_WINS", "Color", "Game",
+    "GameError",
     "IllegalMoveError", "InvalidFenError", "MoveSequenceError", "Outcome", "Position",
     "Termination", "perft", "perft_divide", "play_moves", "result_for", "split_moves",
     "GAME_NAMES", "UnknownGameError", "get_game", "all_games",

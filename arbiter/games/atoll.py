@@ -15,7 +15,18 @@ from __future__ import annotations
 
 import re
 
-from .base import Color, Game, IllegalMoveError, InvalidFenError, Outcome, Position, Termination
+from .base import (
+    COLORS,
+    SIDE_LETTERS,
+    Color,
+    Game,
+    IllegalMoveError,
+    InvalidFenError,
+    Outcome,
+    Position,
+    Termination,
+    run_lengths,
+)
 
 COLUMNS = "abcdefghijklm"
 # The rows of each column (counted from the bottom, specs/games/atoll.md §1).
@@ -29,7 +40,7 @@ INDEX: dict[str, int] = {name: i for i, name in enumerate(CELLS)}
 BIT: tuple[int, ...] = tuple(1 << i for i in range(len(CELLS)))
 ALL = (1 << len(CELLS)) - 1
 
-COLORS = (Color.WHITE, Color.BLACK)  # side 0 = White, 1 = Black
+# Everything per side is indexed by the side index (0 White, 1 Black: base.COLORS).
 
 
 def _cells(*names: str) -> int:
@@ -95,32 +106,20 @@ _BYTE_NAMES: tuple[tuple[tuple[str, ...], ...], ...] = tuple(
     for k in range((len(CELLS) + 7) // 8))
 
 
-def empty_cells(occupied: int) -> tuple[str, ...]:
-    """The playable cells not in ``occupied``, in board order."""
-    free = PLAYABLE & ~occupied
+def open_cells(white: int, black: int) -> int:
+    """The cells a stone may go on (§3): the playable ones that are empty.
+    With ``swap`` on ply 2, the whole move generator."""
+    return PLAYABLE & ~(white | black)
+
+
+def cell_names(cells: int) -> tuple[str, ...]:
+    """The names of the playable cells in ``cells``, in board order."""
+    free = cells & PLAYABLE
     names: list[str] = []
     for table in _BYTE_NAMES:
         names += table[free & 255]
         free >>= 8
     return tuple(names)
-
-
-_CELL_CHARS = str.maketrans("012", ".WB")
-_RUNS = tuple(("." * n, str(n)) for n in range(max(len(r) for r in ROWS.values()), 0, -1))
-# The cells of each column, as a slice of the board's cells in board order.
-_COLUMN_SLICES = tuple(
-    slice(INDEX[f"{c}{ROWS[c].start}"], INDEX[f"{c}{ROWS[c].stop - 1}"] + 1) for c in COLUMNS)
-
-
-def _cell_chars(white: int, black: int) -> str:
-    """One character per cell, in board order: ``W``, ``B`` or ``.``.
-
-    Without a loop over the cells: each bitmask written in binary and read
-    as a decimal number has a digit per cell, so white + 2 * black (disjoint)
-    has digit 1 for a white stone and 2 for a black one."""
-    size = len(CELLS)
-    digits = str(int(f"{white:0{size}b}") + 2 * int(f"{black:0{size}b}")).zfill(size)
-    return digits[::-1].translate(_CELL_CHARS)
 
 
 def groups_of(stones: int) -> tuple[int, ...]:
@@ -156,7 +155,9 @@ class AtollPosition(Position):
 
     ``_stones`` and ``_groups`` are (White, Black) pairs; islands count as
     stones.  ``_empty`` is the tuple of empty playable cells in board order,
-    made on the first call of legal_moves (a match never needs it)."""
+    made on the first call of legal_moves (a match never needs it).  ``_side``
+    is the side index of the side to move, ``_winner`` that of the side whose
+    stone joined two islands."""
 
     __slots__ = ("_stones", "_groups", "_side", "_ply", "_winner", "_empty")
 
@@ -175,10 +176,6 @@ class AtollPosition(Position):
         return cls((white, black), (groups_of(white), groups_of(black)), side, ply, winner)
 
     # -- the interface -------------------------------------------------------
-    @property
-    def to_move(self) -> Color:
-        return COLORS[self._side]
-
     @property
     def ply(self) -> int:
         return self._ply
@@ -202,7 +199,7 @@ class AtollPosition(Position):
             return []
         empty = self._empty
         if empty is None:
-            self._empty = empty = empty_cells(self._stones[0] | self._stones[1])
+            self._empty = empty = cell_names(open_cells(*self._stones))
         if self._ply == 1:
             return [*empty, "swap"]
         return list(empty)
@@ -214,38 +211,37 @@ class AtollPosition(Position):
 
     def play(self, move: str) -> AtollPosition:
         index = INDEX.get(move)
-        if index is not None and self._winner is None:
-            bit = BIT[index]
-            white, black = self._stones
-            if PLAYABLE & bit and not (white | black) & bit:
-                side = self._side
-                touching = NEIGHBOURS[index]
-                groups = self._groups[side]
-                if touching & (black if side else white):
-                    merged = bit
-                    kept = []
-                    for group in groups:
-                        if group & touching:
-                            merged |= group
-                        else:
-                            kept.append(group)
-                    kept.append(merged)
-                    (north, south), (east, west) = PAIRS[side]
-                    won = side if ((merged & north and merged & south)
-                                   or (merged & east and merged & west)) else None
-                    groups = tuple(kept)
-                else:  # a stone on its own: a new group, which joins nothing
-                    groups += (bit,)
-                    won = None
-                if side == 0:
-                    return AtollPosition((white | bit, black), (groups, self._groups[1]),
-                                         1, self._ply + 1, won)
-                return AtollPosition((white, black | bit), (self._groups[0], groups),
-                                     0, self._ply + 1, won)
-        canonical = self.parse_move(move)  # raises with the reason
-        if canonical == "swap":
-            return self._swapped()
-        return self.play(canonical)
+        white, black = self._stones
+        if (index is None or self._winner is not None
+                or not BIT[index] & open_cells(white, black)):  # swap, another spelling, or illegal
+            move = self.parse_move(move)  # raises with the reason
+            if move == "swap":
+                return self._swapped()
+            index = INDEX[move]
+        # The stone merges with the groups it touches; only that group can
+        # join two islands (§5).
+        bit, side = BIT[index], self._side
+        touching = NEIGHBOURS[index]
+        groups = self._groups[side]
+        if touching & self._stones[side]:
+            merged = bit
+            kept = []
+            for group in groups:
+                if group & touching:
+                    merged |= group
+                else:
+                    kept.append(group)
+            kept.append(merged)
+            won = side if joins(merged, side) else None
+            groups = tuple(kept)
+        else:  # a stone on its own: a new group, which joins nothing
+            groups += (bit,)
+            won = None
+        if side == 0:
+            return AtollPosition((white | bit, black), (groups, self._groups[1]),
+                                 1, self._ply + 1, won)
+        return AtollPosition((white, black | bit), (self._groups[0], groups),
+                             0, self._ply + 1, won)
 
     def _swapped(self) -> AtollPosition:
         """Pie rule (§4): Black's one stone becomes a White stone on the mirror cell."""
@@ -275,21 +271,22 @@ class AtollPosition(Position):
             rows = ROWS[col]
             raise IllegalMoveError(
                 text, f"there is no cell {move}: column {col} has rows {rows.start}-{rows.stop - 1}")
+        if BIT[INDEX[move]] & open_cells(*self._stones):  # (the game is not over: checked above)
+            return move
+        # Illegal: say why.
         if move in ISLAND_OF:
             side, part = ISLAND_OF[move]
             raise IllegalMoveError(
                 text, f"cell {move} is part of {COLORS[side].value}'s {part} island")
-        bit = BIT[INDEX[move]]
-        if (self._stones[0] | self._stones[1]) & bit:
-            raise IllegalMoveError(text, f"cell {move} is occupied")
-        return move
+        raise IllegalMoveError(text, f"cell {move} is occupied")
 
     def fen(self) -> str:
-        cells = _cell_chars(*self._stones)
-        board = "/".join([cells[column] for column in _COLUMN_SLICES])
-        for dots, count in _RUNS:  # longest first: each run of empty cells becomes its length
-            board = board.replace(dots, count)
-        return f"{board} {'wb'[self._side]} {self._ply}"
+        white, black = self._stones
+        board = "/".join(
+            run_lengths("".join("W" if white & BIT[INDEX[name]] else "B" if black & BIT[INDEX[name]]
+                                else "." for name in _column_cells(column)))
+            for column in COLUMNS)
+        return f"{board} {SIDE_LETTERS[self._side]} {self._ply}"
 
     def pieces(self) -> dict[str, Color]:
         white, black = self._stones
@@ -344,6 +341,11 @@ class AtollPosition(Position):
         return hash((self._stones, self._side, self._ply))
 
 
+def _column_cells(column: str) -> list[str]:
+    """The cells of a column, bottom row first (the order of §7)."""
+    return [f"{column}{row}" for row in ROWS[column]]
+
+
 START_WHITE = ISLAND_STONES[0]
 START_BLACK = ISLAND_STONES[1]
 
@@ -354,7 +356,7 @@ class AtollGame(Game):
     first = Color.BLACK
 
     def start(self) -> AtollPosition:
-        return AtollPosition.from_board(START_WHITE, START_BLACK, 1, 0)
+        return AtollPosition.from_board(START_WHITE, START_BLACK, self.first.side, 0)
 
     def from_fen(self, fen: str) -> AtollPosition:
         """Parse ``<columns a..m> <b|w> [<ply>]`` (specs/games/atoll.md §7)."""
@@ -371,7 +373,7 @@ class AtollGame(Game):
         white = black = 0
         for col, text in zip(COLUMNS, columns, strict=False):
             rows = ROWS[col]
-            cells = [f"{col}{r}" for r in rows]
+            cells = _column_cells(col)
             count = 0
             for token in re.findall(r"\d+|.", text):
                 if token.isdigit():
@@ -400,9 +402,9 @@ class AtollGame(Game):
                         fen, f"cell {name} is on {COLORS[side].value}'s {part} island and must hold "
                         f"'{'WB'[side]}'")
         side_text = fields[1]
-        if side_text not in ("w", "b"):
+        if side_text not in SIDE_LETTERS:
             raise InvalidFenError(fen, f"side to move must be 'b' or 'w', got {side_text!r}")
-        side = 0 if side_text == "w" else 1
+        side = SIDE_LETTERS.index(side_text)
         placed_white = (white & PLAYABLE).bit_count()
         placed_black = (black & PLAYABLE).bit_count()
         # Black places on even plies, White on odd ones; a swap (ply 2 only)

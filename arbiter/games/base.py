@@ -23,6 +23,7 @@ Nothing here does I/O.  The referee core imports nothing else of ours.
 from __future__ import annotations
 
 import enum
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -40,11 +41,25 @@ class Color(enum.Enum):
     def other(self) -> Color:
         return Color.BLACK if self is Color.WHITE else Color.WHITE
 
+    @property
+    def side(self) -> int:
+        """This colour's side index: 0 for White, 1 for Black (see COLORS)."""
+        return 0 if self is Color.WHITE else 1
+
     def __str__(self) -> str:  # pragma: no cover - convenience
         return self.value
 
 
-class Termination(str, enum.Enum):
+#: The colours by side index.  Whose turn it is is one convention in every
+#: game: a position keeps the side index of the mover in ``_side`` (0 White,
+#: 1 Black), :attr:`Position.to_move` is ``COLORS[_side]``, the position
+#: string writes ``SIDE_LETTERS[_side]``, and pairs by colour are (white, black).
+COLORS: tuple[Color, Color] = (Color.WHITE, Color.BLACK)
+#: The side-to-move field of every game's position string, by side index.
+SIDE_LETTERS: tuple[str, str] = ("w", "b")
+
+
+class Termination(enum.StrEnum):
     """Why the rules ended a game.  Values are the short reasons printed by the
     CLI and stored in records; each is defined in ``specs/games/*.md``.
     Match-level endings (time forfeit, illegal move, crash ...) live in
@@ -58,9 +73,6 @@ class Termination(str, enum.Enum):
     NO_PROGRESS = "no-progress"  # morris: 100 plies without removal; talisman: 50 without a triangle
     ALL_TRIANGLES = "all-triangles"  # talisman: every unit triangle is owned
     CANNOT_CATCH_UP = "cannot-catch-up"  # talisman: the trailing side cannot reach the leader
-
-    def __str__(self) -> str:
-        return self.value
 
 
 WHITE_WINS = "1-0"
@@ -129,11 +141,14 @@ class Position(ABC):
     __slots__ = ()
 
     game: ClassVar[Game]
+    #: The side index of the side to move (0 White, 1 Black: ``COLORS``).
+    #: Every game keeps it under this name; subclasses declare the slot.
+    _side: int
 
     @property
-    @abstractmethod
     def to_move(self) -> Color:
         """The side whose turn it is."""
+        return COLORS[self._side]
 
     @property
     @abstractmethod
@@ -205,7 +220,8 @@ class Game(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str]  # one line, for `arbiter games`
-    first: ClassVar[Color] = Color.WHITE  # the side that moves first (protocol "p1")
+    #: The side that moves first (the protocol's "p1"): ``start().to_move``.
+    first: ClassVar[Color] = Color.WHITE
     has_scores: ClassVar[bool] = False
 
     @abstractmethod
@@ -263,6 +279,16 @@ def perft(position: Position, depth: int) -> int:
 def perft_divide(position: Position, depth: int) -> dict[str, int]:
     """perft below each legal move (``depth`` >= 1)."""
     return {move: perft(position.play(move), depth - 1) for move in position.legal_moves()}
+
+
+_EMPTY_RUN = re.compile(r"\.+")
+
+
+def run_lengths(cells: str) -> str:
+    """A row of a position string: one character per cell (``.`` for an empty
+    one), each run of empty cells written as its length (``"..W...B"`` ->
+    ``"2W3B"``), as in chess FEN."""
+    return _EMPTY_RUN.sub(lambda run: str(len(run.group())), cells)
 
 
 def split_moves(text: str | Sequence[str] | None) -> list[str]:

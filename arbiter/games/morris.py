@@ -24,10 +24,11 @@ the four cross lines are bits ``k``, ``k+8``, ``k+16`` for odd ``k``, so:
   piece.  Generating moves never formats a string.
 
 A position stores the board from the mover's side (``own``/``opp``) plus the
-colour to move, and works out its verdict when it is made (whether the mover
-can move at all takes a few shifts); its legal moves are listed on first
-request, since a match only ever asks for the verdict and plays the engines'
-moves (checked on the board), while playouts and perft list them.  History for
+side index of the mover, and works out its verdict when it is made; its legal
+moves are listed on first request.  A match only ever asks for the verdict
+and plays the engines' moves, so those two questions have a board check
+beside the generator (one seam, "The check beside the generator" below),
+while playouts and perft list the moves.  History for
 the repetition rule is the tuple of position keys since the last irreversible
 ply (a placement or a removal: nothing before one can recur, since pieces in
 hand or on the board only ever decrease).
@@ -38,7 +39,18 @@ from __future__ import annotations
 import re
 from operator import itemgetter
 
-from .base import Color, Game, IllegalMoveError, InvalidFenError, Outcome, Position, Termination
+from .base import (
+    COLORS,
+    SIDE_LETTERS,
+    Color,
+    Game,
+    IllegalMoveError,
+    InvalidFenError,
+    Outcome,
+    Position,
+    Termination,
+    run_lengths,
+)
 
 # --- The board (specs/games/morris.md §1) -----------------------------------
 
@@ -212,7 +224,7 @@ def _ring_neighbours(q: int) -> tuple[int, int]:
 
 
 def _slide_table(points: list[int], sources: dict[int, tuple[int, ...]], base: int,
-                 index) -> list[list[str] | None]:
+                 index) -> list[list[str]]:
     """A 16-bit-indexed table of slide lists over a window of the board: for
     every (own, empty) state of ``points`` (window bits; the other points of
     the window are the opponent's), at ``index(own, empty)``, the slides into
@@ -225,7 +237,7 @@ def _slide_table(points: list[int], sources: dict[int, tuple[int, ...]], base: i
             if own & mask == own:
                 into[q, own] = [_SLIDE[base + p][base + q] for p in sources[q] if own >> p & 1]
     masks = {q: sum(1 << p for p in sources[q]) for q in points}
-    table: list[list[str] | None] = [None] * 65536
+    table: list[list[str]] = [[]] * 65536  # (states that cannot occur share one empty list)
     states = [(0, 0)]
     for q in points:  # every point own, empty or the opponent's
         bit = 1 << q
@@ -271,7 +283,8 @@ def _into_table(q: int) -> tuple[int, dict[int, tuple[list[str], list[str]]]]:
     for i in _indices(relevant):
         subsets += [s | 1 << i for s in subsets]
     for own in subsets:
-        quiet, closing = [], []
+        quiet: list[str] = []
+        closing: list[str] = []
         for p in ADJ_INDEX[q]:
             if own >> p & 1:
                 partners = next(m for m in mills if not m >> p & 1) ^ 1 << q
@@ -293,14 +306,12 @@ def _with_removals(moves: list[str], closing: list[str], opp: int) -> list[str]:
     if not opp:  # nothing on the board to remove: the moves stay plain
         moves += closing
         return moves
-    t = opp & opp >> 8 & opp >> 16 & _MIDS
-    targets = opp & ~(_INMILL0[opp & 255] | _INMILL1[opp >> 8 & 255] | _INMILL2[opp >> 16]
-                      | t * 0x010101) or opp
-    pick = itemgetter(*(_IDX0[targets & 255] + _IDX1[targets >> 8 & 255] + _IDX2[targets >> 16]))
+    targets = removable(opp)
+    pick = itemgetter(*_point_indices(targets))
     if targets & targets - 1:
         for plain in closing:
             moves += pick(_REMOVALS[plain])
-    else:
+    else:  # one target: itemgetter gives the string itself, not a tuple
         for plain in closing:
             moves.append(pick(_REMOVALS[plain]))
     return moves
@@ -312,70 +323,70 @@ _INTO_AT: dict[int, tuple[int, dict[int, tuple[list[str], list[str]]]]] = {
 _PLACE_AT: dict[int, str] = {1 << q: LAYOUT[q] for q in range(24)}
 
 
+def _point_indices(points: int) -> list[int]:
+    """The indices of ``points``, lowest first."""
+    return _IDX0[points & 255] + _IDX1[points >> 8 & 255] + _IDX2[points >> 16]
+
+
+def _flights(own: int, empty: int, closes: int) -> tuple[list[str], list[str]]:
+    """With exactly three pieces (§5): the flights of each into ``empty``,
+    split into (those that close no mill, the plain ones that close one).
+    A completion point q completes a mill of two of the pieces: the third
+    flying there closes it."""
+    moves: list[str] = []
+    for p in _point_indices(own):
+        t0, t1, t2 = _FLY[p]
+        moves += t0[empty & 255] + t1[empty >> 8 & 255] + t2[empty >> 16]
+    closing = []
+    for q in _point_indices(closes):
+        for m in MILLS_AT[q]:
+            partners = m ^ 1 << q
+            if own & partners == partners:
+                plain = _SLIDE[(own ^ partners).bit_length() - 1][q]
+                moves.remove(plain)
+                closing.append(plain)
+    return moves, closing
+
+
 def generate(own: int, opp: int, in_hand: int) -> list[str]:
     """Every legal move of the side owning ``own`` (a new list), ignoring
-    whether the game is over (§3-§5)."""
+    whether the game is over (§3-§5).  The move generator: legal_moves()
+    lists it."""
     empty = FULL ^ own ^ opp
-    if in_hand:
-        if own & own - 1:  # two pieces or more: a placement may close a mill
-            pairs = (_PAIRS0[own & 255] | _PAIRS1[own >> 8 & 255] | _PAIRS2[own >> 16]
-                     | (own >> 8 & own >> 16 & _MIDS) | (own & own >> 16 & _MIDS) << 8 | (own & own >> 8 & _MIDS) << 16) & empty
-            if pairs:
-                empty ^= pairs
-                closing = []
-                while pairs:
-                    low = pairs & -pairs
-                    closing.append(_PLACE_AT[low])
-                    pairs ^= low
-                return _with_removals(
-                    [*_PLACE0[empty & 255], *_PLACE1[empty >> 8 & 255], *_PLACE2[empty >> 16]],
-                    closing, opp)
-        return [*_PLACE0[empty & 255], *_PLACE1[empty >> 8 & 255], *_PLACE2[empty >> 16]]
-    # Completion points: only a move onto one can close a mill.
-    pairs = (_PAIRS0[own & 255] | _PAIRS1[own >> 8 & 255] | _PAIRS2[own >> 16]
-             | (own >> 8 & own >> 16 & _MIDS) | (own & own >> 16 & _MIDS) << 8 | (own & own >> 8 & _MIDS) << 16) & empty
-    if own.bit_count() == 3:  # flying (§5)
-        moves = []
-        for p in _IDX0[own & 255] + _IDX1[own >> 8 & 255] + _IDX2[own >> 16]:
-            t0, t1, t2 = _FLY[p]
-            moves += t0[empty & 255] + t1[empty >> 8 & 255] + t2[empty >> 16]
-        if pairs:
-            # With three pieces, q completes a mill of two of them: the third flies there.
-            closing = []
-            for q in _IDX0[pairs & 255] + _IDX1[pairs >> 8 & 255] + _IDX2[pairs >> 16]:
-                for m in MILLS_AT[q]:
-                    partners = m ^ 1 << q
-                    if own & partners == partners:
-                        plain = _SLIDE[(own ^ partners).bit_length() - 1][q]
-                        moves.remove(plain)
-                        closing.append(plain)
-            return _with_removals(moves, closing, opp)
-        return moves
-    if pairs:
-        empty ^= pairs  # the slides into completion points come below
-        moves = [*_RING0[(own & 255) << 8 | empty & 255], *_RING1[own & 0xFF00 | empty >> 8 & 255],
-                 *_RING2[own >> 8 & 0xFF00 | empty >> 16],
-                 *_RADIAL01[own & 0xAAAA | (empty & 0xAAAA) >> 1],
-                 *_RADIAL12[own >> 8 & 0xAAAA | empty >> 9 & 0x5555]]
-        closing = None
-        while pairs:
-            low = pairs & -pairs
+    # Only a move onto a completion point can close a mill; with fewer than
+    # two pieces there is none.
+    closes = completion_points(own) & empty if own & own - 1 else 0
+    if in_hand:  # placements, by ring byte
+        to = empty ^ closes
+        moves = [*_PLACE0[to & 255], *_PLACE1[to >> 8 & 255], *_PLACE2[to >> 16]]
+        if not closes:
+            return moves
+        closing = []
+        while closes:
+            low = closes & -closes
+            closing.append(_PLACE_AT[low])
+            closes ^= low
+    elif own.bit_count() == 3:
+        moves, closing = _flights(own, empty, closes)
+    else:
+        # Slides along the rings and the cross lines, by window (the slides
+        # into completion points come below).
+        to = empty ^ closes
+        moves = [*_RING0[(own & 255) << 8 | to & 255], *_RING1[own & 0xFF00 | to >> 8 & 255],
+                 *_RING2[own >> 8 & 0xFF00 | to >> 16],
+                 *_RADIAL01[own & 0xAAAA | (to & 0xAAAA) >> 1],
+                 *_RADIAL12[own >> 8 & 0xAAAA | to >> 9 & 0x5555]]
+        if not closes:
+            return moves
+        closing = []
+        while closes:
+            low = closes & -closes
             relevant, table = _INTO_AT[low]
-            quiet, closes = table[own & relevant]
+            quiet, closes_here = table[own & relevant]
             moves += quiet
-            if closes:
-                if closing is None:
-                    closing = closes
-                else:
-                    closing = closing + closes
-            pairs ^= low
-        if closing is not None:
-            return _with_removals(moves, closing, opp)
-        return moves
-    return [*_RING0[(own & 255) << 8 | empty & 255], *_RING1[own & 0xFF00 | empty >> 8 & 255],
-            *_RING2[own >> 8 & 0xFF00 | empty >> 16],
-            *_RADIAL01[own & 0xAAAA | (empty & 0xAAAA) >> 1],
-            *_RADIAL12[own >> 8 & 0xAAAA | empty >> 9 & 0x5555]]
+            closing += closes_here
+            closes ^= low
+    return _with_removals(moves, closing, opp) if closing else moves
 
 
 #: A point's bit -> the bits of the points next to it.
@@ -392,17 +403,35 @@ def _next_to(points: int) -> int:
     return ring | (mids << 8 | mids >> 8) & FULL
 
 
-def _can_move(own: int, opp: int, in_hand: int) -> bool:
-    """Whether generate(own, opp, in_hand) is not empty, without listing:
-    a placement or a flight needs an empty point, a slide an own piece next
-    to one (a mill-closing move always has a piece to remove, or none is
-    needed)."""
-    empty = FULL ^ own ^ opp
-    if in_hand or own.bit_count() == 3:
-        return bool(empty)
-    mids = empty & 0xAAAAAA  # _next_to(empty), inline
-    return bool(own & (empty << 1 & 0xFEFEFE | empty >> 7 & 0x010101 | empty >> 1 & 0x7F7F7F
-                       | empty << 7 & 0x808080 | mids << 8 | mids >> 8))
+# --- The check beside the generator ----------------------------------------------
+#
+# A match plays the engines' moves on positions that never list theirs, and
+# asks every position for its verdict.  Listing the moves there (generate)
+# costs several microseconds a ply more than these two board checks
+# (bench/README.md, "Legality"), so they stay, here and nowhere else:
+# _allows decides one move, _verdict's "blocked" whether any exists.  Both
+# state §3-§5 the way generate() applies them; test_games_properties pins them
+# to it (play() accepts exactly the listed moves, the verdict is "blocked"
+# exactly when none is listed) on positions that never listed their moves.
+
+def _allows(own: int, opp: int, in_hand: int, src: int, dst: int, removed: int) -> bool:
+    """Whether the move decoded as (from bit or 0, to bit, removed bit or 0)
+    is in generate(own, opp, in_hand)."""
+    if (own | opp) & dst:
+        return False
+    if src:  # a slide or a flight
+        if in_hand or not own & src:
+            return False
+        if not _ADJACENT_BITS[dst] & src and own.bit_count() != 3:
+            return False
+        after = own ^ src | dst
+    else:  # a placement
+        if not in_hand:
+            return False
+        after = own | dst
+    if not opp or not dst & in_mills(after):  # no mill closed, or nothing to remove
+        return not removed
+    return bool(removed & removable(opp))
 
 
 assert all(_next_to(1 << q) == _ADJACENT_BITS[1 << q] for q in range(24))
@@ -410,21 +439,51 @@ assert all(_next_to(1 << q) == _ADJACENT_BITS[1 << q] for q in range(24))
 
 # --- Positions -----------------------------------------------------------------
 
-_COLORS = (Color.WHITE, Color.BLACK)
 _MOVE_RE = re.compile(r"^([a-z]+[0-9]+)(?:-([a-z]+[0-9]+))?(?:x([a-z]+[0-9]+))?$")
+_DRAW_REPETITION = Outcome(Termination.REPETITION, None)
+_DRAW_NO_PROGRESS = Outcome(Termination.NO_PROGRESS, None)
+# Indexed by the side index of the side to move, who is the one losing.
+_FEWER_THAN_THREE = (Outcome(Termination.FEWER_THAN_THREE, Color.BLACK),
+                     Outcome(Termination.FEWER_THAN_THREE, Color.WHITE))
+_BLOCKED = (Outcome(Termination.BLOCKED, Color.BLACK), Outcome(Termination.BLOCKED, Color.WHITE))
+
+
+def _verdict(own: int, opp: int, hand: int, side: int, quiet: int,
+             repeated: bool) -> Outcome | None:
+    """The outcome of a position whose side to move (side index ``side``)
+    has ``own`` on the board and ``hand`` in hand, in the order of §7: below
+    three pieces, blocked, repetition, 100 plies without removal."""
+    count = own.bit_count()
+    if count + hand < 3:
+        return _FEWER_THAN_THREE[side]
+    # Blocked when generate(own, opp, hand) is empty: a placement or a flight
+    # needs an empty point, a slide an own piece next to one (a mill-closing
+    # move always has a piece to remove, or needs none).
+    empty = FULL ^ own ^ opp
+    if not (empty if hand or count == 3 else own & _next_to(empty)):
+        return _BLOCKED[side]
+    if repeated:
+        return _DRAW_REPETITION
+    if quiet >= NO_PROGRESS_PLIES:
+        return _DRAW_NO_PROGRESS
+    return None
 
 
 class MorrisPosition(Position):
-    """An immutable Morris position (specs/games/morris.md)."""
+    """An immutable Morris position (specs/games/morris.md).
 
-    __slots__ = ("_own", "_opp", "_own_hand", "_opp_hand", "_black", "_quiet", "_ply",
+    The board is kept from the mover's view (``own``/``opp``); the outcome is
+    worked out when the position is made (it needs no move list), the legal
+    moves are listed on first request."""
+
+    __slots__ = ("_own", "_opp", "_own_hand", "_opp_hand", "_side", "_quiet", "_ply",
                  "_history", "_moves", "_outcome")
 
     _own: int  # the side to move's pieces on the board (layout bits)
     _opp: int  # the other side's
     _own_hand: int
     _opp_hand: int
-    _black: int  # 1 when Black is to move
+    _side: int  # the side index of the side to move (0 White, 1 Black)
     _quiet: int  # plies without removal since placement ended (§6)
     _ply: int
     # Keys (board and side to move) of the positions since the last placement
@@ -435,10 +494,6 @@ class MorrisPosition(Position):
     _outcome: Outcome | None
 
     # -- the interface --
-
-    @property
-    def to_move(self) -> Color:
-        return _COLORS[self._black]
 
     @property
     def ply(self) -> int:
@@ -457,112 +512,68 @@ class MorrisPosition(Position):
     def outcome(self) -> Outcome | None:
         return self._outcome
 
-    def play(self, move: str) -> MorrisPosition:
-        decoded = _DECODE.get(move)
+    def _allows(self, move: str) -> bool:
+        """Whether ``move``, as written, is a legal move here: in the listed
+        moves when they are listed, else by the board check."""
         moves = self._moves
-        # Legal if listed, when the moves were listed (playouts, perft: they
-        # list them first); else checked on the board (a match never lists them).
-        if decoded is None or not (move in moves if moves is not None else self._allows(*decoded)):
-            canonical = self.parse_move(move)  # raises, or gives the canonical spelling
-            if canonical not in self.legal_moves():  # pragma: no cover - parse_move and generate disagree
-                raise IllegalMoveError(move, "not a legal move in this position")
-            move = canonical
-            decoded = _DECODE[move]
+        if moves is not None:
+            return move in moves
+        decoded = _DECODE.get(move)
+        if decoded is None or self._outcome is not None:
+            return False
         src, dst, removed = decoded
+        return _allows(self._own, self._opp, self._own_hand, src, dst, removed)
+
+    def play(self, move: str) -> MorrisPosition:
+        moves = self._moves
+        # (self._allows(move), with its first case written out: playouts and
+        # perft list the moves of every position they play from)
+        if not (move in moves if moves is not None else self._allows(move)):
+            move = self.parse_move(move)  # another spelling, or raises with the reason
+        src, dst, removed = _DECODE[move]
         # The child sees the board from the other side: its "own" is our "opp".
-        # This is the hot path of every playout and search, so it is written
-        # out per kind of move, with the verdict of §7 worked out in order.
-        # Its legal moves are listed only when asked for (legal_moves); the
-        # verdict needs only whether there is one (_can_move).
         child = _new(MorrisPosition)
         child._own = own = self._opp ^ removed
         child._own_hand = hand = self._opp_hand
-        child._black = black = self._black ^ 1
+        child._side = side = self._side ^ 1
         child._ply = self._ply + 1
         child._moves = None
-        if not src:  # a placement: nothing before it can recur, the counter stays 0
+        if src:
+            child._opp = opp = self._own ^ src ^ dst
+            child._opp_hand = 0
+        else:
             child._opp = opp = self._own | dst
             child._opp_hand = self._own_hand - 1
-            child._quiet = 0
-            child._history = None
-            if removed and own.bit_count() + hand < 3:
-                child._outcome = _FEWER_THAN_THREE[black]
-            elif _can_move(own, opp, hand):
-                child._outcome = None
-            else:
-                child._outcome = _BLOCKED[black]
-            return child
-        child._opp = opp = self._own ^ src ^ dst
-        child._opp_hand = 0
-        if removed:  # nothing before a removal can recur
+        if removed or not src:  # irreversible: nothing before it can recur
             child._quiet = quiet = 0
             child._history = None
-            if own.bit_count() + hand < 3:
-                child._outcome = _FEWER_THAN_THREE[black]
-                return child
             repeated = False
         else:
             # Counted only once neither side has pieces in hand (§6).
             child._quiet = quiet = 0 if hand else self._quiet + 1
-            key = own | opp << 24 | black << 48
+            key = own | opp << 24 | side << 48
             history = self._history
             if history is None:
-                history = (self._own | self._opp << 24 | self._black << 48, key)
+                history = (self._key(), key)
             else:
                 history += (key,)
             child._history = history
             repeated = len(history) > 8 and history.count(key) > 2
-        if not _can_move(own, opp, hand):
-            child._outcome = _BLOCKED[black]
-        elif repeated:
-            child._outcome = _DRAW_REPETITION
-        elif quiet >= NO_PROGRESS_PLIES:
-            child._outcome = _DRAW_NO_PROGRESS
-        else:
-            child._outcome = None
+        child._outcome = _verdict(own, opp, hand, side, quiet, repeated)
         return child
 
-    def _allows(self, src: int, dst: int, removed: int) -> bool:
-        """Whether the move decoded as (from bit or 0, to bit, removed bit or 0)
-        is legal here: §3-§5 checked on the board, as generate() applies them."""
-        own, opp = self._own, self._opp
-        if self._outcome is not None or (own | opp) & dst:
-            return False
-        if src:
-            if self._own_hand or not own & src:
-                return False
-            if not _ADJACENT_BITS[dst] & src and own.bit_count() != 3:
-                return False
-            after = own ^ src | dst
-        else:
-            if not self._own_hand:
-                return False
-            after = own | dst
-        if not opp:  # nothing to remove
-            return not removed
-        t = after & after >> 8 & after >> 16 & _MIDS  # in_mills(after), inline
-        if not dst & (_INMILL0[after & 255] | _INMILL1[after >> 8 & 255] | _INMILL2[after >> 16]
-                      | t * 0x010101):  # no mill closed
-            return not removed
-        return bool(removed & removable(opp))
+    def _key(self) -> int:
+        """This position's repetition key: the board and the side to move."""
+        return self._own | self._opp << 24 | self._side << 48
 
     def fen(self) -> str:
         white, black = self._sides()
-        ranks = []
-        for rank in RANKS:
-            text, run = "", 0
-            for name in rank:
-                bit = BIT[name]
-                if white & bit or black & bit:
-                    if run:
-                        text += str(run)
-                        run = 0
-                    text += "W" if white & bit else "B"
-                else:
-                    run += 1
-            ranks.append(text + (str(run) if run else ""))
+        ranks = "/".join(
+            run_lengths("".join("W" if white & BIT[name] else "B" if black & BIT[name] else "."
+                                for name in rank))
+            for rank in RANKS)
         hw, hb = self.in_hand
-        return f"{'/'.join(ranks)} {'wb'[self._black]} {hw} {hb} {self._quiet} {self._ply}"
+        return f"{ranks} {SIDE_LETTERS[self._side]} {hw} {hb} {self._quiet} {self._ply}"
 
     def pieces(self) -> dict[str, Color]:
         white, black = self._sides()
@@ -593,7 +604,7 @@ class MorrisPosition(Position):
     @property
     def in_hand(self) -> tuple[int, int]:
         """Pieces not yet placed, (white, black)."""
-        if self._black:
+        if self._side:
             return self._opp_hand, self._own_hand
         return self._own_hand, self._opp_hand
 
@@ -622,121 +633,103 @@ class MorrisPosition(Position):
         return 1 if history is None else history.count(history[-1])
 
     def parse_move(self, text: str) -> str:
-        """The canonical move for ``text``, or IllegalMoveError saying why (§3-§5)."""
-        move = text.strip().lower()
+        """The canonical move for ``text`` if it is legal here, else
+        IllegalMoveError saying why (§3-§5)."""
         if self.outcome() is not None:
             raise IllegalMoveError(text, "the game is already over")
-        match = _MOVE_RE.match(move)
+        match = _MOVE_RE.match(text.strip().lower())
         if not match:
             raise IllegalMoveError(
                 text, "malformed: write a placement 'd2', a move 'd2-d3', and a removal "
                       "as 'x' and the point, e.g. 'd2xa1' or 'd2-d3xa1'")
-        src_name, dst_name, rem_name = match.group(1), match.group(2), match.group(3)
-        if dst_name is None:
-            src_name, dst_name = None, src_name
-        for name in (src_name, dst_name, rem_name):
+        src: str | None = match.group(1)
+        dst: str | None = match.group(2)
+        removed: str | None = match.group(3)
+        if dst is None:
+            src, dst = None, src
+        assert dst is not None  # the pattern's first group always matches
+        for name in (src, dst, removed):
             if name is not None and name not in BIT:
                 raise IllegalMoveError(text, f"{name} is not a point of the board")
+        move = (dst if src is None else f"{src}-{dst}") + ("" if removed is None else f"x{removed}")
+        if self._allows(move):
+            return move
+        raise IllegalMoveError(text, self._refusal(src, dst, removed))
+
+    def _refusal(self, src: str | None, dst: str, removed: str | None) -> str:
+        """Why the move from ``src`` (None: a placement) to ``dst``, removing
+        ``removed`` (or nothing), is illegal here: the first rule it breaks."""
         me, them = self.to_move.value, self.to_move.other.value
         own, opp = self._own, self._opp
-        if src_name is None:
+        if src is None:
             if not self._own_hand:
-                raise IllegalMoveError(
-                    text, f"{me} has no pieces left in hand: move a piece, e.g. 'd2-d3'")
+                return f"{me} has no pieces left in hand: move a piece, e.g. 'd2-d3'"
         else:
             if self._own_hand:
-                raise IllegalMoveError(
-                    text, f"{me} still has {self._own_hand} piece(s) in hand and must place one")
-            if not own & BIT[src_name]:
-                holds = f"a {them} piece" if opp & BIT[src_name] else "nothing"
-                raise IllegalMoveError(text, f"no {me} piece on {src_name} (it holds {holds})")
-            if src_name == dst_name:
-                raise IllegalMoveError(text, "a piece must move to another point")
-        if (own | opp) & BIT[dst_name]:
-            owner = me if own & BIT[dst_name] else them
-            raise IllegalMoveError(text, f"{dst_name} is occupied (by a {owner} piece)")
-        if src_name is not None and dst_name not in ADJACENT[src_name] and own.bit_count() != 3:
-            raise IllegalMoveError(
-                text, f"{src_name} and {dst_name} are not adjacent "
-                      f"({me} has {own.bit_count()} pieces; only with exactly 3 may a piece fly)")
-        after = own | BIT[dst_name]
-        if src_name is not None:
-            after ^= BIT[src_name]
-        closes = closes_mill(after, INDEX[dst_name])
-        plain = dst_name if src_name is None else f"{src_name}-{dst_name}"
-        if rem_name is None:
+                return f"{me} still has {self._own_hand} piece(s) in hand and must place one"
+            if not own & BIT[src]:
+                holds = f"a {them} piece" if opp & BIT[src] else "nothing"
+                return f"no {me} piece on {src} (it holds {holds})"
+            if src == dst:
+                return "a piece must move to another point"
+        if (own | opp) & BIT[dst]:
+            return f"{dst} is occupied (by a {me if own & BIT[dst] else them} piece)"
+        if src is not None and dst not in ADJACENT[src] and own.bit_count() != 3:
+            return (f"{src} and {dst} are not adjacent "
+                    f"({me} has {own.bit_count()} pieces; only with exactly 3 may a piece fly)")
+        after = own | BIT[dst]
+        if src is not None:
+            after ^= BIT[src]
+        closes = closes_mill(after, INDEX[dst])
+        plain = dst if src is None else f"{src}-{dst}"
+        if removed is None:
             if closes and opp:
-                raise IllegalMoveError(
-                    text, f"the move closes a mill: name the {them} piece to remove, "
-                          f"e.g. '{plain}x{LAYOUT[_lowest(removable(opp))]}'")
-            return plain
-        if not closes:
-            raise IllegalMoveError(text, "the move closes no mill, so it may not remove a piece")
-        if not opp:
-            raise IllegalMoveError(
-                text, f"{them} has no piece on the board, so the mill removes nothing: "
-                      f"write '{plain}'")
-        if not opp & BIT[rem_name]:
-            holds = f"a {me} piece" if after & BIT[rem_name] else "nothing"
-            raise IllegalMoveError(
-                text, f"no {them} piece on {rem_name} to remove (it holds {holds})")
-        if not removable(opp) & BIT[rem_name]:
-            raise IllegalMoveError(
-                text, f"the {them} piece on {rem_name} stands in a mill and {them} has "
-                      "pieces outside mills")
-        return f"{plain}x{rem_name}"
+                return (f"the move closes a mill: name the {them} piece to remove, "
+                        f"e.g. '{plain}x{LAYOUT[_lowest(removable(opp))]}'")
+        elif not closes:
+            return "the move closes no mill, so it may not remove a piece"
+        elif not opp:
+            return f"{them} has no piece on the board, so the mill removes nothing: write '{plain}'"
+        elif not opp & BIT[removed]:
+            holds = f"a {me} piece" if after & BIT[removed] else "nothing"
+            return f"no {them} piece on {removed} to remove (it holds {holds})"
+        elif not removable(opp) & BIT[removed]:
+            return (f"the {them} piece on {removed} stands in a mill and {them} has "
+                    "pieces outside mills")
+        return "not a legal move in this position"  # pragma: no cover - _allows and the rules agree
 
     # -- internals --
 
     def _sides(self) -> tuple[int, int]:
         """(white bits, black bits)."""
-        if self._black:
+        if self._side:
             return self._opp, self._own
         return self._own, self._opp
 
-    def _evaluate(self) -> None:
-        """Work out the outcome, in the order of §7:
-        the side to move below three pieces, blocked, repetition, 100 plies."""
-        own = self._own
-        if own.bit_count() + self._own_hand < 3:
-            outcome = _FEWER_THAN_THREE[self._black]
-        elif not _can_move(own, self._opp, self._own_hand):
-            outcome = _BLOCKED[self._black]
-        elif self._quiet >= NO_PROGRESS_PLIES:
-            outcome = _DRAW_NO_PROGRESS
-        else:
-            outcome = None
-        self._moves = None  # listed when asked for
-        self._outcome = outcome
 
-
-_new = object.__new__
-_DRAW_REPETITION = Outcome(Termination.REPETITION, None)
-# Indexed by the side to move (0 White, 1 Black), who is the one losing.
-_FEWER_THAN_THREE = (Outcome(Termination.FEWER_THAN_THREE, Color.BLACK),
-                     Outcome(Termination.FEWER_THAN_THREE, Color.WHITE))
-_BLOCKED = (Outcome(Termination.BLOCKED, Color.BLACK), Outcome(Termination.BLOCKED, Color.WHITE))
-_DRAW_NO_PROGRESS = Outcome(Termination.NO_PROGRESS, None)
+_new = object.__new__  # positions are made field by field (play is the hot path)
 
 
 def _lowest(mask: int) -> int:
     return (mask & -mask).bit_length() - 1
 
 
-def _make(white: int, black: int, hand_white: int, hand_black: int, black_to_move: bool,
+def _make(white: int, black: int, hand_white: int, hand_black: int, side: int,
           quiet: int, ply: int) -> MorrisPosition:
+    """The position of a position string (or the start), side index ``side`` to move."""
     position = _new(MorrisPosition)
-    if black_to_move:
+    if side:
         own, opp, own_hand, opp_hand = black, white, hand_black, hand_white
     else:
         own, opp, own_hand, opp_hand = white, black, hand_white, hand_black
     position._own, position._opp = own, opp
     position._own_hand, position._opp_hand = own_hand, opp_hand
-    position._black = int(black_to_move)
+    position._side = side
     position._quiet = quiet
     position._ply = ply
     position._history = None
-    position._evaluate()
+    position._moves = None
+    position._outcome = _verdict(own, opp, own_hand, side, quiet, False)
     return position
 
 
@@ -768,9 +761,10 @@ class MorrisGame(Game):
 
     name = "morris"
     description = "Nine Men's Morris (German rules): place, slide, fly; mills remove pieces"
+    first = Color.WHITE
 
     def start(self) -> MorrisPosition:
-        return _make(0, 0, PIECES_PER_SIDE, PIECES_PER_SIDE, False, 0, 0)
+        return _make(0, 0, PIECES_PER_SIDE, PIECES_PER_SIDE, self.first.side, 0, 0)
 
     def from_fen(self, fen: str) -> MorrisPosition:
         """Parse ``<board> <w|b> <white in hand> <black in hand> <plies without
@@ -815,7 +809,7 @@ class MorrisGame(Game):
             if at != len(names):
                 raise bad(f"rank {rank_no} has {len(names)} points ({' '.join(names)}), "
                           f"{text!r} describes {at}")
-        if side not in ("w", "b"):
+        if side not in SIDE_LETTERS:
             raise bad(f"side to move must be 'w' or 'b', got {side!r}")
         values = []
         for label, text, high in zip(
@@ -835,13 +829,13 @@ class MorrisGame(Game):
         if quiet and (hand_white or hand_black):
             raise bad("plies without removal must be 0 while pieces are in hand "
                       "(the count starts when placement is over)")
-        black_to_move = side == "b"
-        mover = "white" if black_to_move else "black"
-        bits, hand = (white, hand_white) if black_to_move else (black, hand_black)
+        to_move = SIDE_LETTERS.index(side)
+        mover = COLORS[1 - to_move].value
+        bits, hand = ((white, hand_white), (black, hand_black))[1 - to_move]
         if bits.bit_count() + hand < 3:
             raise bad(f"{mover}, who moved last, has fewer than three pieces: "
                       "the game would have ended before")
-        return _make(white, black, hand_white, hand_black, black_to_move, quiet, ply)
+        return _make(white, black, hand_white, hand_black, to_move, quiet, ply)
 
 
 GAME = MorrisGame()

@@ -12,10 +12,11 @@ look-ups and bit operations:
 
 * points: bit ``i`` is point ``POINTS[i]`` (A = bit 0 ... S = bit 18);
 * unit triangles: bit ``t`` is ``UNIT_TRIANGLES[t]`` in position-string order;
+* the moves of one piece come from a table by its empty and opponent-held
+  neighbours (:func:`movements`);
 * every from-to pair on a common line is one entry of a move table holding
   the from/to bits, the mask of the points jumped over and the unit triangles
-  that move could complete, so ``play`` checks legality in O(1) without
-  generating the move list.
+  that move could complete: what ``play`` needs to check and apply a move.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from itertools import combinations
 from typing import Final, NamedTuple
 
 from .base import (
+    SIDE_LETTERS,
     Color,
     Game,
     IllegalMoveError,
@@ -165,13 +167,43 @@ STEPS_OF_BIT: Final = {1 << i: _steps(rays) for i, rays in enumerate(RAYS)}
 assert sum(len(r) for r in RAYS) == 2 * len(ADJACENT)
 
 
+def placements(occupied: int) -> int:
+    """The points a piece may be placed on during placement (§4): the empty
+    edge points."""
+    return EDGE_MASK & ~occupied
+
+
+def movements(mine: int, theirs: int, empty: int) -> list[str]:
+    """The moves of the pieces ``mine`` in the movement phase (§5): a step to
+    an empty neighbour, or a jump along a line over a run of opponent pieces
+    to the empty point just after it.  The move generator's statement of
+    movement."""
+    moves: list[str] = []
+    rest = mine
+    while rest:
+        low = rest & -rest
+        rest ^= low
+        around, quiet_moves, jump_rays = STEPS_OF_BIT[low]
+        moves += quiet_moves[empty & around]  # steps
+        opponents = theirs & around
+        if opponents:
+            for ray in jump_rays[opponents]:  # jumps: a run of theirs, then empty
+                for point, name in ray:
+                    if point & theirs:
+                        continue
+                    if point & empty:
+                        moves.append(name)
+                    break
+    return moves
+
+
 class _MoveEntry(NamedTuple):
     """Everything ``play`` needs to know about one move string."""
 
     source: int  # bit of the FROM point (0 for a placement)
     target: int  # bit of the TO point
     jumped: int  # mask of the points jumped over (0 for a quiet move or a placement)
-    count: int  # number of points jumped over
+    captured: int  # number of points jumped over (each a captured piece)
     claimable: tuple[tuple[int, int], ...]  # (triangle bit, corner mask) the move may complete
 
 
@@ -207,16 +239,15 @@ _MOVE_RE: Final = re.compile(r"[A-S](?:-[A-S])?")
 # Positions
 # ---------------------------------------------------------------------------
 
-_UNKNOWN: Final = object()  # "not computed yet" for the lazily cached fields
-# (module globals: looking a member up on an Enum class is slow, and the hot path does)
-_WHITE: Final = Color.WHITE
-_BLACK: Final = Color.BLACK
+# Indexed by the side index of the side to move, who is the one losing.
+_BLOCKED: Final = (Outcome(Termination.BLOCKED, Color.BLACK),
+                   Outcome(Termination.BLOCKED, Color.WHITE))
 
-
-def _repetition_key(white: int, black: int, white_to_move: bool) -> int:
-    """Points and side to move.  Triangle owners need no bits: the history is
-    cleared whenever a triangle is claimed (§7), so they are equal within it."""
-    return white | black << 19 | white_to_move << 38
+def _repetition_key(white: int, black: int, side: int) -> int:
+    """Points and side to move (its side index).  Triangle owners need no
+    bits: the history is cleared whenever a triangle is claimed (§7), so they
+    are equal within it."""
+    return white | black << 19 | side << 38
 
 
 @lru_cache(maxsize=1 << 14)
@@ -244,13 +275,13 @@ class TalismanPosition(Position):
 
     __slots__ = (
         "_white", "_black", "_owned_white", "_owned_black", "_captured_white",
-        "_captured_black", "_white_to_move", "_ply", "_no_claim", "_history",
+        "_captured_black", "_side", "_ply", "_no_claim", "_history",
         "_scores", "_moves", "_ending",
     )
 
     def __init__(
         self, white: int, black: int, owned_white: int, owned_black: int,
-        captured_white: int, captured_black: int, white_to_move: bool, ply: int,
+        captured_white: int, captured_black: int, side: int, ply: int,
         no_claim: int, history: tuple[int, ...], scores: tuple[int, int] | None = None,
     ):
         self._white = white
@@ -259,7 +290,7 @@ class TalismanPosition(Position):
         self._owned_black = owned_black
         self._captured_white = captured_white
         self._captured_black = captured_black
-        self._white_to_move = white_to_move
+        self._side = side  # the side index of the side to move (0 White, 1 Black)
         self._ply = ply
         self._no_claim = no_claim
         # Repetition keys since the last triangle claim (or the position
@@ -270,13 +301,11 @@ class TalismanPosition(Position):
         self._scores = scores or (
             _score(captured_white, owned_white), _score(captured_black, owned_black))
         self._moves: tuple[str, ...] | None = None
-        self._ending: object = _UNKNOWN
+        # The endings of §8 that come before "blocked": every position is
+        # asked for its verdict, so it is worked out once, here.
+        self._ending = self._rule_ending()
 
     # -- the interface -----------------------------------------------------
-
-    @property
-    def to_move(self) -> Color:
-        return _WHITE if self._white_to_move else _BLACK
 
     @property
     def ply(self) -> int:
@@ -292,74 +321,105 @@ class TalismanPosition(Position):
         """Consecutive movement plies without a triangle claimed (§8)."""
         return self._no_claim
 
+    def _mine_theirs(self) -> tuple[int, int]:
+        """(the side to move's pieces, the other side's)."""
+        if self._side:
+            return self._black, self._white
+        return self._white, self._black
+
     def legal_moves(self) -> list[str]:
         if self._moves is None:
-            self._moves = () if self._rule_ending() is not None else self._generate()
+            self._moves = () if self._ending is not None else self._generate()
         return list(self._moves)
 
     def _generate(self) -> tuple[str, ...]:
+        """The move generator (§4, §5), whether or not the game is over."""
         occupied = self._white | self._black
         if self._ply < PLACEMENT_PLIES:
-            return tuple(name for bit, name in PLACEMENTS if not bit & occupied)
-        if self._white_to_move:
-            mine, theirs = self._white, self._black
-        else:
-            mine, theirs = self._black, self._white
+            open_points = placements(occupied)
+            return tuple(name for bit, name in PLACEMENTS if bit & open_points)
+        mine, theirs = (self._black, self._white) if self._side else (self._white, self._black)
+        return tuple(movements(mine, theirs, ALL_POINTS & ~occupied))
+
+    # -- the check beside the generator --
+    #
+    # A match plays the engines' moves on positions that never list theirs,
+    # and asks every position for its verdict.  Listing the moves there
+    # (_generate) would cost about as much again as the rest of a ply
+    # (bench/README.md, "Legality"), so these two checks stay, here and
+    # nowhere else: _has_move says whether any move exists, _allows decides
+    # one move from its table entry.  test_games_properties pins both to the
+    # generator on positions that never listed their moves.
+
+    def _has_move(self) -> bool:
+        """Whether _generate() is not empty: a placement needs an empty edge
+        point, a piece an empty neighbour or a run of opponent pieces with an
+        empty point just after it (§4, §5)."""
+        if self._moves is not None:
+            return bool(self._moves)
+        occupied = self._white | self._black
+        if self._ply < PLACEMENT_PLIES:
+            return bool(placements(occupied))
+        mine, theirs = (self._black, self._white) if self._side else (self._white, self._black)
         empty = ALL_POINTS & ~occupied
-        moves: list[str] = []
-        append = moves.append
-        extend = moves.extend
         rest = mine
         while rest:
             low = rest & -rest
             rest ^= low
-            around, quiet_moves, jump_rays = STEPS_OF_BIT[low]
-            extend(quiet_moves[empty & around])  # quiet moves (§5)
-            first = theirs & around
-            if first:
-                for ray in jump_rays[first]:  # captures: a run of theirs, then empty
-                    for bit, name in ray:
-                        if bit & theirs:
+            around, _, jump_rays = STEPS_OF_BIT[low]
+            if empty & around:  # a step
+                return True
+            opponents = theirs & around
+            if opponents:
+                for ray in jump_rays[opponents]:  # a jump: a run of theirs, then empty
+                    for point, _name in ray:
+                        if point & theirs:
                             continue
-                        if bit & empty:
-                            append(name)
+                        if point & empty:
+                            return True
                         break
-        return tuple(moves)
+        return False
+
+    def _allows(self, move: str, entry: _MoveEntry) -> bool:
+        """Whether ``move`` (canonical, with its table entry) is in
+        _generate(): in the listed moves when they are listed, else from the
+        entry (the moving piece is the mover's, the target empty, every point
+        jumped over the opponent's)."""
+        if self._moves is not None:
+            return move in self._moves
+        if self._ending is not None:
+            return False
+        white, black = self._white, self._black
+        if self._ply < PLACEMENT_PLIES:
+            return not entry.source and bool(entry.target & placements(white | black))
+        mine, theirs = (black, white) if self._side else (white, black)
+        source, target, jumped = entry.source, entry.target, entry.jumped
+        return bool(source & mine and target & ALL_POINTS & ~(white | black)
+                    and jumped & theirs == jumped)
 
     def play(self, move: str) -> TalismanPosition:
         entry = MOVE_TABLE.get(move)
-        if entry is None:  # another spelling, or garbage: let parse_move decide
-            move = self.parse_move(move)
+        moves = self._moves
+        # (self._allows(move, entry), with its first case written out:
+        # playouts and perft list the moves of every position they play from)
+        if entry is None or not (move in moves if moves is not None else self._allows(move, entry)):
+            move = self.parse_move(move)  # another spelling, or raises with the reason
             entry = MOVE_TABLE[move]
-        ending = self._ending
-        if ending is _UNKNOWN:
-            ending = self._rule_ending()
-        if ending is not None:
-            raise IllegalMoveError(move, "the game is already over")
-        white, black, wtm = self._white, self._black, self._white_to_move
-        mine, theirs = (white, black) if wtm else (black, white)
-        source, target, jumped, count, claimable = entry
+        side = self._side
+        white, black = self._white, self._black
+        mine, theirs = (black, white) if side else (white, black)
+        source, target, jumped, captured, claimable = entry
         if self._ply < PLACEMENT_PLIES:
-            if source or not target & EDGE_MASK or target & (white | black):
-                self.parse_move(move)  # raises with the reason
-                raise AssertionError(move)  # pragma: no cover
             mine |= target
-            if wtm:
-                white = mine
-            else:
+            if side:
                 black = mine
-            key = _repetition_key(white, black, not wtm)
+            else:
+                white = mine
+            key = _repetition_key(white, black, 1 - side)
             return TalismanPosition(
                 white, black, self._owned_white, self._owned_black, 0, 0,
-                not wtm, self._ply + 1, 0, (key,), self._scores,
+                1 - side, self._ply + 1, 0, (key,), self._scores,
             )
-        if (
-            not source & mine
-            or not target & ALL_POINTS & ~(white | black)
-            or jumped & theirs != jumped
-        ):
-            self.parse_move(move)  # raises with the reason
-            raise AssertionError(move)  # pragma: no cover
         mine = (mine ^ source) | target | jumped
         theirs &= ~jumped
         owned_white, owned_black = self._owned_white, self._owned_black
@@ -369,81 +429,45 @@ class TalismanPosition(Position):
             if mine & corners == corners and not bit & owned:
                 claimed |= bit
         captured_white, captured_black = self._captured_white, self._captured_black
-        if wtm:
-            white, black = mine, theirs
-            owned_white |= claimed
-            captured_white += count
-        else:
+        if side:
             white, black = theirs, mine
             owned_black |= claimed
-            captured_black += count
-        key = _repetition_key(white, black, not wtm)
+            captured_black += captured
+        else:
+            white, black = mine, theirs
+            owned_white |= claimed
+            captured_white += captured
+        key = _repetition_key(white, black, 1 - side)
+        history: tuple[int, ...]
         if claimed:
             no_claim, history = 0, (key,)
         else:
             no_claim, history = self._no_claim + 1, self._history + (key,)
         return TalismanPosition(
             white, black, owned_white, owned_black, captured_white, captured_black,
-            not wtm, self._ply + 1, no_claim, history,
-            None if claimed or count else self._scores,
+            1 - side, self._ply + 1, no_claim, history,
+            None if claimed or captured else self._scores,
         )
 
     def outcome(self) -> Outcome | None:
-        ending = self._rule_ending()
-        if ending is not None:
-            return ending
+        if self._ending is not None:
+            return self._ending
         if not self._has_move():  # §8: blocked, checked last
-            return Outcome(Termination.BLOCKED, self.to_move.other)
+            return _BLOCKED[self._side]
         return None
-
-    def _has_move(self) -> bool:
-        """Whether the side to move has a legal move (the rule endings aside),
-        without listing them: the match asks this every ply."""
-        if self._moves is not None:
-            return bool(self._moves)
-        occupied = self._white | self._black
-        if self._ply < PLACEMENT_PLIES:
-            return bool(EDGE_MASK & ~occupied)
-        if self._white_to_move:
-            mine, theirs = self._white, self._black
-        else:
-            mine, theirs = self._black, self._white
-        empty = ALL_POINTS & ~occupied
-        rest = mine
-        while rest:
-            low = rest & -rest
-            rest ^= low
-            around, _, jump_rays = STEPS_OF_BIT[low]
-            if empty & around:  # a quiet move (§5)
-                return True
-            first = theirs & around
-            if first:
-                for ray in jump_rays[first]:  # a capture: a run of theirs, then empty
-                    for bit, _name in ray:
-                        if bit & theirs:
-                            continue
-                        if bit & empty:
-                            return True
-                        break
-        return False
 
     def _rule_ending(self) -> Outcome | None:
         """The endings of §8 that come before "blocked", in their order."""
-        if self._ending is _UNKNOWN:
-            self._ending = self._compute_rule_ending()
-        return self._ending  # type: ignore[return-value]
-
-    def _compute_rule_ending(self) -> Outcome | None:
         white_score, black_score = self._scores
         owned = self._owned_white | self._owned_black
         if white_score == black_score:
             winner = None
         elif white_score > black_score:
-            winner = _WHITE
+            winner = Color.WHITE
             lead, trail = white_score, black_score
             lead_owned, lead_pieces = self._owned_white, self._white
         else:
-            winner = _BLACK
+            winner = Color.BLACK
             lead, trail = black_score, white_score
             lead_owned, lead_pieces = self._owned_black, self._black
         if owned == ALL_TRIANGLES:
@@ -470,7 +494,8 @@ class TalismanPosition(Position):
 
     def parse_move(self, text: str) -> str:
         """The canonical move for ``text`` (case and spaces around ``-`` are
-        forgiven), or IllegalMoveError saying exactly why not (§9)."""
+        forgiven) if it is legal here, or IllegalMoveError saying exactly why
+        not (§9)."""
         move = re.sub(r"\s*-\s*", "-", text.strip()).upper()
         if self.outcome() is not None:
             raise IllegalMoveError(text, "the game is already over")
@@ -478,51 +503,42 @@ class TalismanPosition(Position):
             raise IllegalMoveError(
                 text, "malformed move: expected a point A-S (placement) or FROM-TO such as E-B"
             )
+        entry = MOVE_TABLE.get(move)
+        if entry is not None and self._allows(move, entry):
+            return move
+        raise IllegalMoveError(text, self._refusal(move))
+
+    def _refusal(self, move: str) -> str:
+        """Why ``move`` (well formed) is illegal here: the first rule it breaks."""
         occupied = self._white | self._black
         if self._ply < PLACEMENT_PLIES:
             if "-" in move:
-                raise IllegalMoveError(
-                    text, f"placement phase (ply {self._ply + 1} of {PLACEMENT_PLIES}): "
-                    "place a piece on an empty edge point, e.g. 'A'",
-                )
+                return (f"placement phase (ply {self._ply + 1} of {PLACEMENT_PLIES}): "
+                        "place a piece on an empty edge point, e.g. 'A'")
             if move not in EDGE_POINTS:
-                raise IllegalMoveError(
-                    text,
-                    f"{move} is not an edge point; pieces are placed on {' '.join(EDGE_POINTS)}",
-                )
-            if occupied >> INDEX[move] & 1:
-                raise IllegalMoveError(text, f"point {move} is occupied")
-            return move
+                return f"{move} is not an edge point; pieces are placed on {' '.join(EDGE_POINTS)}"
+            return f"point {move} is occupied"
         if "-" not in move:
-            raise IllegalMoveError(
-                text, f"placement is over (it lasts {PLACEMENT_PLIES} plies); "
-                "move a piece FROM-TO, e.g. 'E-B'",
-            )
+            return (f"placement is over (it lasts {PLACEMENT_PLIES} plies); "
+                    "move a piece FROM-TO, e.g. 'E-B'")
         source, target = move.split("-")
         if source == target:
-            raise IllegalMoveError(text, "FROM and TO are the same point")
-        mine, theirs = (
-            (self._white, self._black) if self._white_to_move else (self._black, self._white)
-        )
-        side = self.to_move.value
+            return "FROM and TO are the same point"
+        mine, theirs = self._mine_theirs()
         if not mine >> INDEX[source] & 1:
-            held = theirs >> INDEX[source] & 1
-            whose = f"{self.to_move.other.value}'s piece" if held else "no piece"
-            raise IllegalMoveError(text, f"{source} holds {whose}, not a {side} piece")
+            whose = f"{self.to_move.other.value}'s piece" if theirs >> INDEX[source] & 1 else "no piece"
+            return f"{source} holds {whose}, not a {self.to_move.value} piece"
         if occupied >> INDEX[target] & 1:
-            raise IllegalMoveError(text, f"point {target} is occupied")
-        entry = MOVE_TABLE.get(move)
-        if entry is None:
-            raise IllegalMoveError(
-                text, f"{source} and {target} are neither adjacent nor on a common line"
-            )
+            return f"point {target} is occupied"
+        if move not in MOVE_TABLE:
+            return f"{source} and {target} are neither adjacent nor on a common line"
         for point in _between(source, target):
             bit = 1 << INDEX[point]
             if bit & mine:
-                raise IllegalMoveError(text, f"cannot jump over own piece on {point}")
+                return f"cannot jump over own piece on {point}"
             if not bit & theirs:
-                raise IllegalMoveError(text, f"cannot jump over empty point {point}")
-        return move
+                return f"cannot jump over empty point {point}"
+        return "not a legal move in this position"  # pragma: no cover - the rules agree
 
     def fen(self) -> str:
         """§10: ``points triangles side captures no-claim ply``."""
@@ -532,7 +548,7 @@ class TalismanPosition(Position):
         triangles = "/".join(
             "".join(self._triangle_char(t) for t in band) for band in _TRIANGLE_BANDS
         )
-        side = "w" if self._white_to_move else "b"
+        side = SIDE_LETTERS[self._side]
         return (
             f"{points} {triangles} {side} {self._captured_white}/{self._captured_black}"
             f" {self._no_claim} {self._ply}"
@@ -660,14 +676,14 @@ class TalismanGame(Game):
         owned_white, owned_black = self._parse_triangles(triangles, bad)
         if side not in ("w", "b"):
             raise bad(f"side to move must be 'w' or 'b', not {side!r}")
-        white_to_move = side == "w"
+        to_move = SIDE_LETTERS.index(side)
         match = re.fullmatch(r"(\d{1,4})/(\d{1,4})", captures)
         if not match:
             raise bad(f"captures must be WHITE/BLACK counts such as 0/0, not {captures!r}")
         captured_white, captured_black = int(match[1]), int(match[2])
         no_claim = self._parse_count(no_claim_text, "no-claim counter", bad)
         ply = self._parse_count(ply_text, "ply", bad)
-        if white_to_move != (ply % 2 == 0):
+        if to_move != ply % 2:
             raise bad(
                 f"at ply {ply} {'white' if ply % 2 == 0 else 'black'} is to move "
                 "(white moves on even plies)"
@@ -718,10 +734,10 @@ class TalismanGame(Game):
                         f"neutral triangle {UNIT_TRIANGLES[t]} has {colour} pieces on all three "
                         "corners; it would have been claimed"
                     )
-        key = _repetition_key(white, black, white_to_move)
+        key = _repetition_key(white, black, to_move)
         return TalismanPosition(
             white, black, owned_white, owned_black, captured_white, captured_black,
-            white_to_move, ply, no_claim, (key,),
+            to_move, ply, no_claim, (key,),
         )
 
     @staticmethod
@@ -782,4 +798,5 @@ class TalismanGame(Game):
 
 GAME: Final = TalismanGame()
 TalismanPosition.game = GAME
-_START: Final = TalismanPosition(0, 0, 0, 0, 0, 0, True, 0, 0, (_repetition_key(0, 0, True),))
+_START: Final = TalismanPosition(0, 0, 0, 0, 0, 0, GAME.first.side, 0, 0,
+                                 (_repetition_key(0, 0, GAME.first.side),))

@@ -17,7 +17,18 @@ from __future__ import annotations
 
 import re
 
-from .base import Color, Game, IllegalMoveError, InvalidFenError, Outcome, Position, Termination
+from .base import (
+    COLORS,
+    SIDE_LETTERS,
+    Color,
+    Game,
+    IllegalMoveError,
+    InvalidFenError,
+    Outcome,
+    Position,
+    Termination,
+    run_lengths,
+)
 
 FILES = "abcdefgh"
 CELLS: tuple[str, ...] = tuple(f"{f}{r}" for r in range(1, 9) for f in FILES)
@@ -33,8 +44,7 @@ CORNERS = BIT[0] | BIT[7] | BIT[56] | BIT[63]
 NOT_FILE_A = FULL & ~FILE_A
 NOT_FILE_H = FULL & ~FILE_H
 
-# Sides are indexed 0 = White, 1 = Black in the hot path.
-COLORS = (Color.WHITE, Color.BLACK)
+# Everything per side is indexed by the side index (0 White, 1 Black: base.COLORS).
 # The two edges each side must join (specs/games/troll.md §2).
 EDGES = ((RANK_1, RANK_8), (FILE_A, FILE_H))
 # Cells where a drop must flip (corners and the opponent's edges, §3); the
@@ -70,13 +80,17 @@ NEIGHBOURS8 = tuple(sum(ray[0] for ray in rays) for rays in RAYS)
 _CELL_RE = re.compile(r"^[a-h][1-8]$")
 
 
-def _bracket_rays(index: int) -> dict[int, tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]]:
+# (rays going up the bits, rays going down), each ray one mask
+RaySplit = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def _bracket_rays(index: int) -> dict[int, RaySplit]:
     """For each set of enemy stones among a cell's ray-starting neighbours
     (a subset of NEIGHBOURS8[index]), the rays that start on one of them, as
     masks: (rays going up the bits, rays going down), each ray whole."""
     rays = [(ray[0], sum(ray), ray[0] > BIT[index]) for ray in RAYS[index]]
     around = NEIGHBOURS8[index]
-    table = {}
+    table: dict[int, RaySplit] = {}
     subset = around
     while True:  # every subset of `around`
         table[subset] = (tuple(r for near, r, up in rays if near & subset and up),
@@ -200,16 +214,42 @@ def bracketing(mine: int, theirs: int, targets: int) -> int:
     return found
 
 
+def free_drops(side: int, white: int, black: int) -> int:
+    """The empty cells open to ``side`` whatever they flip (§3): interior cells
+    and its own edges' non-corner cells.  Part of drop_mask, and enough to
+    tell that a drop exists."""
+    return FREE[side] & ~(white | black)
+
+
 def drop_mask(side: int, white: int, black: int) -> int:
     """The cells where ``side`` may drop, as a bitmask (specs/games/troll.md §3):
-    every empty free cell, and the empty restricted cells where a drop flips."""
+    every empty free cell, and the empty restricted cells where a drop flips.
+    The move generator: legal_moves() lists it."""
     mine, theirs = (white, black) if side == 0 else (black, white)
-    empty = FULL & ~(white | black)
-    legal = empty & FREE[side]
-    restricted = empty & RESTRICTED[side]
+    legal = free_drops(side, white, black)
+    restricted = RESTRICTED[side] & ~(white | black)
     if restricted & _touching(theirs):
         legal |= bracketing(mine, theirs, restricted)
     return legal
+
+
+def drop_flips(side: int, index: int, white: int, black: int) -> int | None:
+    """The stones that ``side``'s drop on cell ``index`` flips (maybe 0), or
+    None when the drop is illegal: drop_mask decided for one cell.
+
+    This is the one check beside the move generator: play() and parse_move()
+    use it on positions that never listed their moves (a match), where
+    drop_mask() would cost several microseconds a ply more than this walk
+    of one cell's rays (bench/README.md, "Legality").  test_games_properties
+    pins it to drop_mask: play() accepts exactly the listed moves."""
+    bit = BIT[index]
+    if (white | black) & bit:
+        return None
+    mine, theirs = (white, black) if side == 0 else (black, white)
+    flipped = flips(index, mine, theirs)
+    if flipped or FREE[side] & bit:
+        return flipped
+    return None
 
 
 # _BYTE_NAMES[rank][b]: the cells of that rank whose bits are set in byte b,
@@ -229,32 +269,18 @@ def cell_names(mask: int) -> list[str]:
     return out
 
 
-_CELL_CHARS = str.maketrans("012", ".WB")
-_RUNS = tuple(("." * n, str(n)) for n in range(8, 0, -1))
-_RANK_SLICES = tuple(slice(8 * rank, 8 * rank + 8) for rank in range(7, -1, -1))  # rank 8 first
-
-
-def cell_chars(white: int, black: int, cells: int) -> str:
-    """One character per cell, in bit order: ``W``, ``B`` or ``.``.
-
-    Without a loop over the cells: each bitmask written in binary and read
-    as a decimal number has a digit per cell, so white + 2 * black (disjoint)
-    has digit 1 for a white stone and 2 for a black one."""
-    digits = str(int(f"{white:0{cells}b}") + 2 * int(f"{black:0{cells}b}")).zfill(cells)
-    return digits[::-1].translate(_CELL_CHARS)
-
-
-_UNKNOWN = object()
+_CONNECTED = (Outcome(Termination.CONNECTION, Color.WHITE),
+              Outcome(Termination.CONNECTION, Color.BLACK))  # by the winner's side index
+_NO_MOVES = Outcome(Termination.NO_MOVES, None)
 
 
 class TrollPosition(Position):
     """An immutable Troll position: both bitboards, the side to move, the ply.
 
-    ``winner`` is set when the drop that made this position joined the
-    mover's edges; legal moves and the outcome are computed on first use and
-    cached."""
+    ``winner`` is the side index of the side whose drop made this position
+    and joined its edges; legal moves are listed on first use and cached."""
 
-    __slots__ = ("_white", "_black", "_side", "_ply", "_winner", "_legal", "_outcome")
+    __slots__ = ("_white", "_black", "_side", "_ply", "_winner", "_legal")
 
     def __init__(self, white: int, black: int, side: int, ply: int, winner: int | None = None):
         self._white = white
@@ -263,13 +289,8 @@ class TrollPosition(Position):
         self._ply = ply
         self._winner = winner
         self._legal: list[str] | None = None
-        self._outcome = _UNKNOWN
 
     # -- the interface -------------------------------------------------------
-    @property
-    def to_move(self) -> Color:
-        return COLORS[self._side]
-
     @property
     def ply(self) -> int:
         return self._ply
@@ -300,42 +321,36 @@ class TrollPosition(Position):
         return list(self._legal_list())
 
     def outcome(self) -> Outcome | None:
-        outcome = self._outcome
-        if outcome is _UNKNOWN:
-            if self._winner is not None:
-                outcome = Outcome(Termination.CONNECTION, COLORS[self._winner])
-            elif self._legal is None and FREE[self._side] & ~(self._white | self._black):
-                outcome = None  # an empty free cell: a drop is legal, no need to list them
-            elif not self._legal_list():
-                outcome = Outcome(Termination.NO_MOVES, None)
-            else:
-                outcome = None
-            self._outcome = outcome
-        return outcome
+        if self._winner is not None:
+            return _CONNECTED[self._winner]
+        if self._legal is None and free_drops(self._side, self._white, self._black):
+            return None  # a drop exists: no need to list them
+        return None if self._legal_list() else _NO_MOVES
+
+    def _flips(self, index: int) -> int | None:
+        """What a drop on ``index`` flips, None when it is illegal here."""
+        if self._winner is not None:
+            return None
+        return drop_flips(self._side, index, self._white, self._black)
 
     def play(self, move: str) -> TrollPosition:
-        # Fast path: a canonical drop.  Legality is cheap to decide directly
-        # (empty cell, and either a free cell or at least one flip), so moves
-        # from legal_moves() never pay for parse_move's explanations.
         index = INDEX.get(move)
-        if index is not None and self._winner is None:
-            bit = BIT[index]
-            white, black = self._white, self._black
-            if not (white | black) & bit:
-                side = self._side
-                mine, theirs = (white, black) if side == 0 else (black, white)
-                flipped = flips(index, mine, theirs)
-                if flipped or FREE[side] & bit:
-                    mine |= bit | flipped
-                    theirs &= ~flipped
-                    won = side if connects(mine, side, bit | flipped) else None
-                    if side == 0:
-                        return TrollPosition(mine, theirs, 1, self._ply + 1, won)
-                    return TrollPosition(theirs, mine, 0, self._ply + 1, won)
-        canonical = self.parse_move(move)  # raises with the reason
-        if canonical == "pass":
-            return TrollPosition(self._white, self._black, 1 - self._side, self._ply + 1)
-        return self.play(canonical)
+        flipped = None if index is None else self._flips(index)
+        if index is None or flipped is None:  # pass, another spelling, or illegal
+            move = self.parse_move(move)  # raises with the reason
+            if move == "pass":
+                return TrollPosition(self._white, self._black, 1 - self._side, self._ply + 1)
+            index = INDEX[move]
+            flipped = self._flips(index)
+            assert flipped is not None, move  # parse_move accepts what _flips accepts
+        side, changed = self._side, BIT[index] | flipped
+        mine, theirs = (self._white, self._black) if side == 0 else (self._black, self._white)
+        mine |= changed
+        theirs &= ~flipped
+        won = side if connects(mine, side, changed) else None
+        if side == 0:
+            return TrollPosition(mine, theirs, 1, self._ply + 1, won)
+        return TrollPosition(theirs, mine, 0, self._ply + 1, won)
 
     def parse_move(self, text: str) -> str:
         move = text.strip().lower() if isinstance(text, str) else ""
@@ -353,29 +368,31 @@ class TrollPosition(Position):
                 text, f"pass is only legal when no drop is ({self.to_move.value} has "
                 f"{len(legal)} legal drop{'s' if len(legal) != 1 else ''})")
         index = INDEX[move]
-        bit = BIT[index]
+        if self._flips(index) is not None:
+            return move
+        # Illegal: say why.
+        bit, side = BIT[index], self._side
         if (self._white | self._black) & bit:
             raise IllegalMoveError(text, f"cell {move} is occupied")
-        side = self._side
-        mine, theirs = (self._white, self._black) if side == 0 else (self._black, self._white)
-        if not FREE[side] & bit and not flips(index, mine, theirs):
-            hint = (f"; {self.to_move.value} has no legal drop and must play 'pass'"
-                    if legal == ["pass"] else "")
-            if CORNERS & bit:
-                raise IllegalMoveError(
-                    text, f"a drop on the corner {move} must flip at least one stone{hint}")
-            edge = EDGE_NAMES[1 - side][0 if EDGES[1 - side][0] & bit else 1]
+        hint = (f"; {self.to_move.value} has no legal drop and must play 'pass'"
+                if legal == ["pass"] else "")
+        if CORNERS & bit:
             raise IllegalMoveError(
-                text, f"a drop on the opponent's edge must flip at least one stone "
-                f"({move} is on {edge}, which {COLORS[1 - side].value} owns, and flips nothing){hint}")
-        return move
+                text, f"a drop on the corner {move} must flip at least one stone{hint}")
+        edge = EDGE_NAMES[1 - side][0 if EDGES[1 - side][0] & bit else 1]
+        raise IllegalMoveError(
+            text, f"a drop on the opponent's edge must flip at least one stone "
+            f"({move} is on {edge}, which {COLORS[1 - side].value} owns, and flips nothing){hint}")
+
+    def _char(self, index: int) -> str:
+        """``W``, ``B`` or ``.`` for the cell ``index``."""
+        bit = BIT[index]
+        return "W" if self._white & bit else "B" if self._black & bit else "."
 
     def fen(self) -> str:
-        cells = cell_chars(self._white, self._black, 64)
-        board = "/".join([cells[rank] for rank in _RANK_SLICES])
-        for dots, count in _RUNS:  # longest first: each run of empty cells becomes its length
-            board = board.replace(dots, count)
-        return f"{board} {'wb'[self._side]} {self._ply}"
+        board = "/".join(run_lengths("".join(self._char(8 * rank + file) for file in range(8)))
+                         for rank in range(7, -1, -1))
+        return f"{board} {SIDE_LETTERS[self._side]} {self._ply}"
 
     def pieces(self) -> dict[str, Color]:
         out = {}
@@ -391,11 +408,8 @@ class TrollPosition(Position):
         header = "    " + " ".join(FILES)
         lines = [header]
         for rank in range(7, -1, -1):
-            cells = []
-            for file in range(8):
-                bit = BIT[8 * rank + file]
-                cells.append("W" if self._white & bit else "B" if self._black & bit else ".")
-            lines.append(f"{rank + 1:>2}  {' '.join(cells)}  {rank + 1}")
+            cells = " ".join(self._char(8 * rank + file) for file in range(8))
+            lines.append(f"{rank + 1:>2}  {cells}  {rank + 1}")
         lines.append(header)
         outcome = self.outcome()
         if outcome is None:
@@ -417,7 +431,7 @@ class TrollPosition(Position):
 
 
 def _describe(outcome: Outcome) -> str:
-    if outcome.termination is Termination.CONNECTION:
+    if outcome.winner is not None:  # the only ending with a winner is a connection
         return f"{outcome.winner.value} connected its edges"
     return "neither side has a legal drop: draw"
 
@@ -428,7 +442,7 @@ class TrollGame(Game):
     first = Color.WHITE
 
     def start(self) -> TrollPosition:
-        return TrollPosition(0, 0, 0, 0)
+        return TrollPosition(0, 0, self.first.side, 0)
 
     def from_fen(self, fen: str) -> TrollPosition:
         """Parse ``<ranks 8..1> <w|b> [<ply>]`` (specs/games/troll.md §7)."""
@@ -461,9 +475,9 @@ class TrollGame(Game):
                         fen, f"bad character {char!r} in rank {rank}: use W, B or a digit 1-8")
             if file != 8:
                 raise InvalidFenError(fen, f"rank {rank} ({row!r}) describes {file} cells instead of 8")
-        if side_text not in ("w", "b"):
+        if side_text not in SIDE_LETTERS:
             raise InvalidFenError(fen, f"side to move must be 'w' or 'b', got {side_text!r}")
-        side = 0 if side_text == "w" else 1
+        side = SIDE_LETTERS.index(side_text)
         stones = (white | black).bit_count()
         if len(fields) == 3:
             if not fields[2].isdigit():
