@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shlex
 import sqlite3
 import statistics
@@ -40,7 +39,9 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from arbiter.games import GAME_NAMES, get_game  # noqa: E402
+from overhead import recorded_game  # noqa: E402  (bench/ is the script's directory)
+
+from arbiter.games import GAME_NAMES  # noqa: E402
 
 REPLAY = os.path.join(ROOT, "tests", "bad_engines", "replay.py")
 
@@ -95,17 +96,6 @@ for p in procs:
     p.stdin.close()
     p.wait()
 """
-
-
-def recorded_game(name: str, seed: int) -> list[str]:
-    """A legal game of ``name`` played out at random (the engines replay it)."""
-    rng = random.Random(seed)
-    position, moves = get_game(name).start(), []
-    while position.outcome() is None:
-        move = rng.choice(position.legal_moves())
-        moves.append(move)
-        position = position.play(move)
-    return moves
 
 
 def own_cpu(argv: list[str], env: dict[str, str]) -> float:

@@ -350,6 +350,20 @@ def test_ctrl_c_stops_cleanly_then_resume_by_id(tmp_path):
     assert one(db, "select status from tournaments where id = 1")[0] == "finished"
 
 
+def _read_first_line_then_close(proc: subprocess.Popen, prefix: str) -> str:
+    """What `| head -1` does to a run: read its first line (it starts with
+    ``prefix``), close its output, wait for it to end; its stderr."""
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        assert proc.stdout.readline().startswith(prefix)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
+    finally:
+        proc.kill()
+    return err
+
+
 def test_a_reader_going_away_stops_the_run_cleanly(tmp_path):
     """§Stopping: `arbiter match ... | head -1` -- the run's output closed
     under it -- stops the run as Ctrl-C does (status `interrupted`, noting
@@ -359,14 +373,7 @@ def test_a_reader_going_away_stops_the_run_cleanly(tmp_path):
     tag = f"arbiter-test-{uuid.uuid4()}"
     proc = start("match", "troll", spec("a", TAG=tag), spec("b", TAG=tag), "--games", "40",
                  "--db", str(db), *FAST, cwd=tmp_path)
-    assert proc.stdout is not None and proc.stderr is not None
-    try:
-        assert proc.stdout.readline().startswith("tournament 1:")
-        proc.stdout.close()  # as `head -1` does
-        err = proc.stderr.read()
-        proc.wait(timeout=60)
-    finally:
-        proc.kill()
+    err = _read_first_line_then_close(proc, "tournament 1:")
     assert proc.returncode == 130, err
     assert "Traceback" not in err and "interrupted after" in err
     status, note = one(db, "select status, note from tournaments where id = 1")
@@ -578,14 +585,7 @@ def test_a_closed_output_stops_play_too(tmp_path):
     proc = subprocess.Popen([PY, "-m", "arbiter", "play", "troll", "-e", spec("a", TAG=tag),
                              "-e", spec("b", "greedy", TAG=tag), "--tc", "depth=1"],
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and proc.stderr is not None
-    try:
-        assert proc.stdout.readline().startswith("troll: a (White) vs b (Black)")
-        proc.stdout.close()  # as `head -1` does
-        err = proc.stderr.read()
-        proc.wait(timeout=60)
-    finally:
-        proc.kill()
+    err = _read_first_line_then_close(proc, "troll: a (White) vs b (Black)")
     assert proc.returncode == 130, err
     assert f"interrupted ({OUTPUT_CLOSED}); engines stopped" in err and "Traceback" not in err
     assert processes_with(tag) == []
