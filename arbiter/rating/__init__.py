@@ -1,0 +1,59 @@
+"""Elo, LOS, pentanomial statistics, joint ratings and SPRT: pure math.
+
+Every formula used here is written out in ``specs/ratings.md``; the section
+names quoted in docstrings (``§Trinomial`` and so on) point there.
+
+Three layers, each usable alone, one module each:
+
+* :class:`PairStats` (:mod:`.pairs`) -- one pair of engines: score, draw
+  ratio, Elo difference with a 95% interval from the trinomial model, the same
+  from game pairs (pentanomial), normalized Elo, LOS.
+* :func:`joint_ratings` (:mod:`.joint`) -- maximum-likelihood ratings of any
+  number of engines from all their games (logistic Bradley-Terry, a draw
+  counting as half a win, a small virtual-draw prior), with 95% error bars,
+  anchored on an engine or on the mean.  Its linear algebra is :mod:`.linalg`.
+* :class:`SPRT` (:mod:`.sprt`) -- the generalized sequential probability
+  ratio test on normalized Elo, from pentanomial counts (or W/D/L when no
+  pairs exist).
+
+:mod:`.elo` holds what they share: the Elo scale, its conversions, the normal
+law.  Scores are always from the first engine's point of view: 1 for a win,
+1/2 for a draw, 0 for a loss.  Nothing here imports anything else of ours,
+does I/O, or needs more than :mod:`math`.  Import from this package, not from
+its modules: the split is an internal matter.
+"""
+
+from __future__ import annotations
+
+from arbiter.rating.elo import NELO_PER_T, Z95, elo_from_score, normal_cdf, score_from_elo
+from arbiter.rating.joint import (
+    DEFAULT_PRIOR_DRAWS,
+    Anchor,
+    Rating,
+    RatingList,
+    joint_ratings,
+    joint_ratings_from_pairs,
+)
+from arbiter.rating.pairs import PairStats, pentanomial
+from arbiter.rating.sprt import SPRT, SPRTConfigError, SPRTStatus, llr_pentanomial, llr_trinomial
+
+__all__ = [
+    "Z95",
+    "NELO_PER_T",
+    "DEFAULT_PRIOR_DRAWS",
+    "elo_from_score",
+    "score_from_elo",
+    "normal_cdf",
+    "pentanomial",
+    "PairStats",
+    "Anchor",
+    "Rating",
+    "RatingList",
+    "joint_ratings",
+    "joint_ratings_from_pairs",
+    "llr_trinomial",
+    "llr_pentanomial",
+    "SPRT",
+    "SPRTStatus",
+    "SPRTConfigError",
+]
