@@ -15,10 +15,9 @@ from dataclasses import dataclass
 
 from arbiter.rating.elo import NELO_PER_T, Z95, Interval, check_count, elo_from_score, normal_cdf
 
-__all__ = ["PAIR_SCORES", "pentanomial", "PairStats"]
+__all__ = ["pentanomial", "PairStats"]
 
 #: Pair scores of the five pentanomial buckets, in order.
-PAIR_SCORES = (0.0, 0.5, 1.0, 1.5, 2.0)
 
 #: How far twice a pair score may sit from a whole number and still name its
 #: bucket: room for a score summed in floating point, far below the 1/2 steps.
