@@ -17,8 +17,6 @@ from arbiter.rating.elo import NELO_PER_T, Z95, Interval, check_count, elo_from_
 
 __all__ = ["pentanomial", "PairStats"]
 
-#: Pair scores of the five pentanomial buckets, in order.
-
 #: How far twice a pair score may sit from a whole number and still name its
 #: bucket: room for a score summed in floating point, far below the 1/2 steps.
 _BUCKET_TOLERANCE = 1e-9
