@@ -2,7 +2,7 @@
 half a cell higher, and the eight islands on the rim in their owners' colours.
 
 Cells are flat-topped hexagons laid out from the referee's ``COLUMNS`` and
-``ROWS``; islands from ``ISLAND_CELLS``.  Each empty playable cell carries its
+``ROWS``; islands from ``ISLAND_OF`` (cell -> owner and compass part).  Each empty playable cell carries its
 name in small type; island cells carry their island's compass letter.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from arbiter.games import COLORS, Color, Position
-from arbiter.games.atoll import CELLS, COLUMNS, ISLAND_CELLS, ISLAND_OF, ROWS, AtollPosition
+from arbiter.games.atoll import CELLS, COLUMNS, ISLAND_OF, ROWS, AtollPosition
 
 from .frame import INK, LABEL, STONE_EDGE, STONE_FILL, Board, label, picture, ring, stone
 from .markup import Markup, el, points

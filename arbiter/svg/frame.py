@@ -32,6 +32,9 @@ LABEL_SIZE = 12
 LINE = 22
 #: blank space round the board and between the parts of the picture
 MARGIN = 12
+#: the width of an average character of the title as a share of its size (a
+#: sans-serif font's is about half): what decides where a long title is cut
+CHAR_WIDTH = 0.56
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,13 @@ def label(x: float, y: float, text: str, size: int = LABEL_SIZE, color: str = LA
               text_anchor=anchor, font_family=FONT)
 
 
+def fit(text: str, width: float, size: int = TEXT_SIZE) -> str:
+    """``text``, cut with an ellipsis to about ``width`` pixels: a title (an
+    engine's name is a peer's text of any length) never runs off the picture."""
+    most = max(1, int(width / (size * CHAR_WIDTH)))
+    return text if len(text) <= most else text[: most - 1] + "\u2026"
+
+
 def state_line(position: Position) -> str:
     """"white to move, ply 12" or "game over: 1-0, white wins (connection), ply 40"."""
     outcome = position.outcome()
@@ -84,7 +94,7 @@ def picture(position: Position, board: Board, *, title: str | None = None,
     top = MARGIN + (LINE if title else 0)
     parts: list[Markup] = [el("rect", x=0, y=0, width="100%", height="100%", fill=PAPER)]
     if title:
-        parts.append(label(width / 2, MARGIN + LINE / 2, title, TEXT_SIZE, INK))
+        parts.append(label(width / 2, MARGIN + LINE / 2, fit(title, board.width), TEXT_SIZE, INK))
     parts.append(group(board.body, transform=f"translate({MARGIN},{top})"))
     y = top + board.height + MARGIN + LINE / 2
     outcome = position.outcome()
@@ -96,7 +106,7 @@ def picture(position: Position, board: Board, *, title: str | None = None,
     lines = ([f"last move: {last_move}"] if last_move else []) + list(extra)
     for line in lines:
         y += LINE
-        parts.append(label(MARGIN, y, line, TEXT_SIZE, INK, "start"))
+        parts.append(label(MARGIN, y, fit(line, board.width), TEXT_SIZE, INK, "start"))
     height = y + LINE / 2 + MARGIN
     name = f"{position.game.name}: {state_line(position)}"
     body = group(el("title", title or name), *parts)

@@ -41,7 +41,7 @@ def centre(point: str) -> tuple[float, float]:
             GUTTER + ROW_OF[point] * SIDE * math.sqrt(3) / 2)
 
 
-def _marks(position: TalismanPosition, last_move: str | None) -> list[Markup]:
+def _marks(last_move: str | None) -> list[Markup]:
     entry = MOVE_TABLE.get(last_move) if last_move else None
     if entry is None:
         return []
@@ -79,7 +79,7 @@ def board(position: TalismanPosition, last_move: str | None) -> Board:
             parts.append(el("circle", cx=x, cy=y, r=4, fill=INK))
         # the name above-left of its point, clear of the lines there
         parts.append(label(x - SIDE * 0.27, y - SIDE * 0.22, point, NAME_SIZE, INK))
-    parts += _marks(position, last_move)
+    parts += _marks(last_move)
     width = 2 * GUTTER + max(X_OF.values()) * SIDE / 2
     height = 2 * GUTTER + max(ROW_OF.values()) * SIDE * math.sqrt(3) / 2
     return Board(Markup("\n".join(parts)), width, height)
