@@ -30,12 +30,14 @@ def num(value: float) -> str:
     return "0" if text in ("", "-0") else text
 
 
-def _attr_value(value: object) -> str:
+def _attr(value: object) -> str:
+    """An attribute value, quoted: a number as :func:`num` writes it (digits,
+    a point and a sign need no escaping), anything else through quoteattr."""
     if isinstance(value, bool):
         raise TypeError("an SVG attribute is not a bool")
     if isinstance(value, int | float):
-        return num(value)
-    return str(value)
+        return f'"{num(value)}"'
+    return quoteattr(str(value))
 
 
 def el(name: str, /, *children: object, **attrs: object) -> Markup:
@@ -48,7 +50,7 @@ def el(name: str, /, *children: object, **attrs: object) -> Markup:
     for key, value in attrs.items():
         if value is None:
             continue
-        parts.append(f"{key.rstrip('_').replace('_', '-')}={quoteattr(_attr_value(value))}")
+        parts.append(f"{key.rstrip('_').replace('_', '-')}={_attr(value)}")
     head = " ".join(parts)
     body = "".join(child if isinstance(child, Markup) else escape(str(child)) for child in children)
     if not body:
