@@ -216,8 +216,9 @@ def show(
     file: str = typer.Argument(..., help="a record file"),
     game: int = typer.Option(..., "--game", help="which game of the file (1-based)"),
     ply: int | None = typer.Option(None, "--ply", help="after this many plies (default: the end)"),
+    svg: str | None = typer.Option(None, "--svg", help="also write the position as an SVG picture to this file"),
 ) -> None:
-    """Show a game's position as a text diagram."""
+    """Show a game's position as a text diagram (and, with --svg, as a picture)."""
     items = load_games(file, read_text(file))
     if not 1 <= game <= len(items):
         fail(f"{file}: no game {game}: the file has {len(items)} game(s)")
@@ -230,8 +231,25 @@ def show(
         position = records.position_at(item, ply)
     except ValueError as exc:
         fail(str(exc))
-    for line in describe(item, position, len(item.moves) if ply is None else ply):
+    shown = len(item.moves) if ply is None else ply
+    if svg is not None:
+        write_svg(svg, item, position, shown)
+    for line in describe(item, position, shown):
         typer.echo(line)
+
+
+def write_svg(path: str, parsed: ParsedGame, position: Position, ply: int) -> None:
+    """``show --svg``: the picture of ``position`` (after ``ply`` plies, its
+    last move marked) written to ``path``, or ``fail()`` saying why not."""
+    from arbiter.svg import render_svg
+
+    tags = parsed.tags
+    title = f"{tags.get('White', '?')} - {tags.get('Black', '?')}, ply {ply} of {len(parsed.moves)}"
+    last = parsed.moves[ply - 1].text if ply else None
+    try:
+        Path(path).write_text(render_svg(position, last_move=last, title=title), encoding="utf-8")
+    except OSError as exc:
+        fail(f"{path}: cannot write the SVG: {exc.strerror or exc}")
 
 
 # --- import ----------------------------------------------------------------------------
