@@ -371,7 +371,8 @@ _S = WireState
 #: (role that sends, state) -> {kind: next state}: the table of
 #: ``specs/wire.md`` §States, the same on both sides of a connection (each
 #: side moves on what it sends and on what it receives).  ``close`` is
-#: allowed in every state but CLOSED and ERROR and is not in the table.
+#: allowed in every state but CLOSED and is not in the table (from ERROR:
+#: the side that found the peer's fault says why).
 TRANSITIONS: dict[tuple[Role, WireState], dict[str, WireState]] = {
     (CLIENT, _S.HELLO): {"hello": _S.AUTHENTICATING},
     (SERVER, _S.AUTHENTICATING): {"welcome": _S.OPEN, "refusal": _S.CLOSED},
@@ -385,7 +386,7 @@ TRANSITIONS: dict[tuple[Role, WireState], dict[str, WireState]] = {
 def next_state(sender: Role, state: WireState, kind: str) -> WireState | None:
     """The state after ``sender`` sends ``kind`` in ``state``; None: not allowed."""
     if kind == "close":
-        return _S.CLOSED if state not in (_S.CLOSED, _S.ERROR) else None
+        return _S.CLOSED if state is not _S.CLOSED else None
     return TRANSITIONS.get((sender, state), {}).get(kind)
 
 

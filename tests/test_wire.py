@@ -75,6 +75,13 @@ def refused(conn: WireConnection, data: bytes) -> str:
     return info.value.reason
 
 
+def test_the_side_that_found_a_fault_may_still_say_why():
+    server = WireConnection(SERVER)
+    refused(server, b"\x00\x00\x00\x01\xc1")
+    data = server.send(Close("garbage"))
+    assert w.decode_body(data[4:]) == Close("garbage") and server.state is WireState.CLOSED
+
+
 # --- frames -------------------------------------------------------------------
 
 
@@ -306,7 +313,7 @@ def test_the_transition_table_covers_both_roles_and_close_ends_every_live_state(
         for kind, after in moves.items():
             assert w.next_state(role, state, kind) is after
     for state in WireState:
-        expected = None if state in (WireState.CLOSED, WireState.ERROR) else WireState.CLOSED
+        expected = None if state is WireState.CLOSED else WireState.CLOSED
         assert w.next_state(CLIENT, state, "close") is expected
 
 
