@@ -40,6 +40,7 @@ COMMAND_MODULES: dict[str, str] = {
     "match": "tournament",
     "standings": "tournament",
     "demo": "tournament",
+    "token": "server",
 }
 
 
