@@ -466,8 +466,8 @@ class Tournament:
             return None
         except sqlite3.Error as exc:
             hint = explain(exc, self.store.busy_timeout)
-            self._fatal(f"the database failed while {what} ({exc}: {hint}); the games stored "
-                        "before are kept, and running the same command again plays the rest")
+            self._fatal(f"the database failed while {what}: {hint} (SQLite: {exc}); the games "
+                        "stored before are kept, and running the same command again plays the rest")
             return None
 
     async def _event(self, what: str, kind: str, detail: str, *, engine: str, key: str) -> None:

@@ -28,7 +28,7 @@ from cli import arbiter, child_env, invoke, start
 
 from arbiter.config import TournamentConfig
 from arbiter.engine import EngineConfig
-from arbiter.store import Store, StoreError
+from arbiter.store import Store, StoreError, explain
 from arbiter.tournament import Observer, Tournament, open_tournament
 
 PY = sys.executable
@@ -194,6 +194,20 @@ def test_a_locked_database_says_so_when_opened(tmp_path):
     assert "try again" in message
 
 
+def test_a_read_only_database_says_so_when_written(tmp_path):
+    """A real SQLITE_READONLY (a connection that may not write: as a file on
+    a read-only filesystem) is told as such."""
+    db = tmp_path / "ro.db"
+    with Store(db):
+        pass
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    with pytest.raises(sqlite3.OperationalError) as caught:
+        conn.execute("insert into meta values ('x', 'y')")
+    conn.close()
+    assert "cannot be written" in explain(caught.value)
+    assert "make it writable or choose another --db" in explain(caught.value)
+
+
 def test_a_full_database_says_so(tmp_path):
     """A full disk, simulated by SQLite's own size limit on the connection."""
     db = tmp_path / "full.db"
@@ -205,7 +219,6 @@ def test_a_full_database_says_so(tmp_path):
         store.db.execute(f"pragma max_page_count = {pages}")
         with pytest.raises(sqlite3.OperationalError) as caught:
             store.add_event(tournament_id, "note", "x" * 100_000)
-    from arbiter.store import explain
     assert "is full; free some space" in explain(caught.value)
 
 
