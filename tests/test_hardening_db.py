@@ -1,5 +1,5 @@
 """The database under contention and faults (specs/storage.md §Durability,
-§Other writers): real SQLite files, and real processes where another writer
+§Imports): real SQLite files, and real processes where another writer
 or a run of its own is the point.
 
 * a second process taking the write lock in short bursts (``db_helpers/
