@@ -15,7 +15,15 @@ Why it is shaped this way:
   twice, whatever a resumed run does;
 * one run per tournament at a time (:meth:`Store.claim_run`): a lock the
   operating system drops when the process ends, however it ends, so a
-  killed run never blocks its resume.
+  killed run never blocks its resume;
+* every write transaction starts as a writer (``BEGIN IMMEDIATE``,
+  :meth:`Store.transaction`): a deferred transaction that reads first and
+  then finds another process committed meanwhile fails at once with
+  "database is locked" (SQLite cannot wait for it), whatever the busy
+  timeout; one that asks for the write lock first waits for it instead;
+* the file's identity is checked at every commit: a database deleted or
+  replaced while a run holds it open is an error, not games played into
+  an unlinked file.
 
 The store knows nothing of engines or schedules: callers hand it plain
 dictionaries (a game record's ``to_dict()``).  Every method takes a lock, so
@@ -39,6 +47,16 @@ from typing import Any
 SCHEMA_VERSION = 1
 DEFAULT_DB = "arbiter.db"
 
+#: seconds a write (and opening the file) waits for another process's write
+#: lock before it fails: long enough for any other run's commit, a tool's
+#: transaction or a checkpoint; short enough that a lock left by a stuck
+#: process ends the run with a message instead of hanging it.
+BUSY_TIMEOUT = 30.0
+
+# SQLite's primary result codes (sqlite3.h) that mean something to a user
+_BUSY, _LOCKED, _PERM, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = (
+    5, 6, 3, 8, 10, 11, 13, 14, 26)
+
 #: tournament statuses (see specs/storage.md)
 RUNNING, FINISHED, INTERRUPTED, ABORTED = "running", "finished", "interrupted", "aborted"
 
@@ -51,7 +69,8 @@ _JSON_COLUMNS = {
 
 
 class StoreError(Exception):
-    """A database that cannot be used (not ours, newer schema, not found)."""
+    """A database that cannot be used (not ours, newer schema, not found,
+    locked, full, read-only, deleted or replaced): the message says which."""
 
 
 class DuplicateGameError(StoreError):
@@ -63,6 +82,46 @@ class TournamentBusyError(StoreError):
     playing the tournament now."""
 
 
+class DatabaseGoneError(StoreError):
+    """The database file was deleted or replaced since this store opened it:
+    what is written now would go to a file nobody can read (or beside the
+    new one), so nothing is."""
+
+
+def explain(exc: sqlite3.Error, busy_timeout: float = BUSY_TIMEOUT) -> str:
+    """What a failing SQLite call means for the user, and what to do: a
+    locked, full, read-only or unreadable database each say so (the SQLite
+    text alone, "disk I/O error", rarely tells which)."""
+    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    if code in (_BUSY, _LOCKED):
+        return (f"the database is locked: another process (a second run, a tool holding a "
+                f"write transaction) kept it longer than the busy timeout of {busy_timeout:g} s; "
+                "try again once that process is done")
+    if code == _FULL:
+        return "the disk (or the database's size limit) is full; free some space and try again"
+    if code in (_READONLY, _PERM):
+        return ("the database cannot be written (a read-only file, folder or filesystem); "
+                "make it writable or choose another --db")
+    if code == _CANTOPEN:
+        return ("the database file cannot be opened or created (a missing folder, no "
+                "permission); check the path or choose another --db")
+    if code == _IOERR:
+        return ("an input/output error (a failing or full disk, a file size limit, a removed "
+                "device); check the disk and try again")
+    if code in (_CORRUPT, _NOTADB):
+        return "not a usable SQLite database"
+    return "the database failed"
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file's identity (device, inode), None if there is no file."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return info.st_dev, info.st_ino
+
+
 def now_iso() -> str:
     """The current UTC time, ISO 8601 with milliseconds and a ``Z``."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -72,36 +131,42 @@ class Store:
     """A results database at ``path`` (created with its schema if missing).
 
     ``readonly=True`` never creates or changes anything (for ``standings``)
-    and raises :class:`StoreError` if the file is not there.  A write that
-    waits more than ``busy_timeout`` seconds for another writer raises
-    ``sqlite3.OperationalError`` (a run then aborts cleanly).
+    and raises :class:`StoreError` if the file is not there.  Opening waits
+    up to ``busy_timeout`` seconds for another writer, and so does each write
+    (:meth:`transaction`); past it a write raises ``sqlite3.OperationalError``
+    (a run then aborts cleanly), opening a :class:`StoreError` saying why
+    (:func:`explain`).
     """
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, readonly: bool = False,
-                 busy_timeout: float = 30.0):
+                 busy_timeout: float = BUSY_TIMEOUT):
         from sqlite_utils import Database  # here: `arbiter replay` and `show` need no SQLite
 
         self.path = Path(path)
+        self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
+        self._depth = 0  # open transaction() blocks (nested ones join the outer)
         if readonly and not self.path.exists():
             raise StoreError(f"no database at {self.path}")
         try:
-            # busy_timeout: how long a write waits for another writer (a second
-            # run, a tool holding a transaction) before it fails
+            # the busy timeout is set by connect() itself, before any statement:
+            # the schema checks and the switch to WAL wait for a writer too
             conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=busy_timeout)
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             self.db = Database(conn)
-            self.db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             if not readonly:
                 self.db.enable_wal()
                 # NORMAL in WAL mode: a committed game survives any crash of
                 # the process (SIGKILL); only an OS crash may lose the last ones.
                 self.db.execute("PRAGMA synchronous = NORMAL")
                 self.db.execute("PRAGMA foreign_keys = ON")
+            self._opened = _identity(self.path)
+            if not readonly:
                 self._ensure_schema()
             else:
                 self._check_schema()
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: not a usable SQLite database ({exc})") from None
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: {explain(exc, busy_timeout)} ({exc})") from None
 
     # -- lifecycle -------------------------------------------------------
 
@@ -114,6 +179,44 @@ class Store:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction around the block: committed at its end,
+        rolled back if it raises.  A block inside another joins the outer
+        one (an import is one transaction of many writes).
+
+        It begins as a writer (``BEGIN IMMEDIATE``), so a competing writer
+        makes it wait up to the busy timeout rather than fail at once, and
+        it checks that the file is still the one opened
+        (:class:`DatabaseGoneError` if not, before anything is written)."""
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            conn = self.db.conn
+            conn.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                self._check_identity()
+                yield
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.rollback()
+                raise
+            finally:
+                self._depth = 0
+
+    def _check_identity(self) -> None:
+        now = _identity(self.path)
+        if now != self._opened:
+            what = "deleted" if now is None else "replaced by another file"
+            raise DatabaseGoneError(f"{self.path} was {what} after it was opened")
 
     # -- one run at a time --------------------------------------------------
 
@@ -188,7 +291,7 @@ class Store:
     # -- schema ----------------------------------------------------------
 
     def _ensure_schema(self) -> None:
-        with self._lock, self.db.atomic():
+        with self.transaction():
             self._check_schema(allow_empty=True)
             db = self.db
             db.table("meta").create({"key": str, "value": str}, pk="key", if_not_exists=True)
@@ -257,7 +360,7 @@ class Store:
         """A new tournament and its engines (``{"name": ..., ...spec}``), in
         one transaction; returns its id."""
         stamp = now_iso()
-        with self._lock, self.db.atomic():
+        with self.transaction():
             table = self.db.table("tournaments")
             table.insert({
                 "name": name, "game": game, "format": format, "identity": identity,
@@ -295,8 +398,16 @@ class Store:
         values: dict[str, Any] = {"status": status, "updated": now_iso()}
         if note is not None:
             values["note"] = note
-        with self._lock, self.db.atomic():
+        with self.transaction():
             self.db.table("tournaments").update(tournament_id, values)
+
+    def end_run(self, tournament_id: int, status: str, note: str, detail: str) -> None:
+        """How a run ended: its status and note, and an event of kind
+        ``status`` saying ``detail``, in one transaction (both are stored,
+        or neither: a run can then say truly which)."""
+        with self.transaction():
+            self.set_status(tournament_id, status, note)
+            self.add_event(tournament_id, status, detail)
 
     def engines(self, tournament_id: int) -> list[dict[str, Any]]:
         return self._rows("engines", "select * from engines where tournament = ? order by id",
@@ -335,7 +446,7 @@ class Store:
         }
         with self._lock:
             try:
-                with self.db.atomic():
+                with self.transaction():
                     table = self.db.table("games")
                     table.insert(row)
                     self.db.table("tournaments").update(tournament_id, {"updated": row["stored"]})
@@ -366,7 +477,7 @@ class Store:
                   engine: str | None = None, key: str | None = None) -> None:
         """Something worth knowing that is not a game: a crash, a restart, a
         failed handshake, an interruption."""
-        with self._lock, self.db.atomic():
+        with self.transaction():
             self.db.table("events").insert({"tournament": tournament_id, "time": now_iso(),
                                       "kind": kind, "engine": engine, "key": key,
                                       "detail": detail})

@@ -49,7 +49,17 @@ from arbiter.match import GameRecord, play_game
 from arbiter.rating import SPRT, SPRTConfigError
 from arbiter.schedule import ScheduledGame
 from arbiter.standings import Standings, Tally, compute_standings
-from arbiter.store import ABORTED, FINISHED, INTERRUPTED, RUNNING, DuplicateGameError, Store
+from arbiter.store import (
+    ABORTED,
+    FINISHED,
+    INTERRUPTED,
+    RUNNING,
+    DatabaseGoneError,
+    DuplicateGameError,
+    Store,
+    StoreError,
+    explain,
+)
 
 __all__ = [
     "Observer", "RunResult", "Tournament", "open_tournament", "tournament_standings",
@@ -287,18 +297,16 @@ class Tournament:
         else:  # nothing left to hand out, yet games missing: cannot happen
             status, note = INTERRUPTED, "stopped early"
         with trio.CancelScope(shield=True):
-            try:
-                await trio.to_thread.run_sync(self._record_end, status, note)
-            except sqlite3.Error as exc:  # the database that made the run stop, often
+            try:  # status and event in one transaction: stored both, or neither
+                await trio.to_thread.run_sync(
+                    self.store.end_run, self.tournament_id, status, note,
+                    note or f"{self.done} of {self.total} games")
+            except (sqlite3.Error, StoreError) as exc:  # the database that made the run stop, often
                 note += f" (and this status could not be stored: {exc})"
         result = RunResult(self.tournament_id, status, note, self.played, self.done, self.total,
                            self.standings, abandoned)
         self.observer.stopped(result)
         return result
-
-    def _record_end(self, status: str, note: str) -> None:
-        self.store.set_status(self.tournament_id, status, note)
-        self.store.add_event(self.tournament_id, status, note or f"{self.done} of {self.total} games")
 
     def stop(self, reason: str) -> None:
         """Stop the run now, as Ctrl-C does: games in progress are abandoned
@@ -446,12 +454,20 @@ class Tournament:
         """``write(*args)``, a write to the database from a worker, in a
         thread.  A database that fails (locked beyond the busy timeout, a full
         disk, an I/O error) aborts the run cleanly instead of crashing it: the
-        games stored before stay, and a resume plays the rest.  None if it failed."""
+        games stored before stay, and a resume plays the rest.  A database
+        deleted or replaced since the run opened it aborts it too (nothing is
+        written into a file nobody can read).  None if it failed."""
         try:
             return await trio.to_thread.run_sync(write, *args)
+        except DatabaseGoneError as exc:
+            self._fatal(f"{exc} (noticed while {what}): nothing more is written to it (it would "
+                        "go to a file nobody reads) and the run stops; the games it stored went "
+                        "with that file (a copy or backup of it keeps them)")
+            return None
         except sqlite3.Error as exc:
-            self._fatal(f"the database failed while {what} ({exc}); the games stored before "
-                        "are kept, and running the same command again plays the rest")
+            hint = explain(exc, self.store.busy_timeout)
+            self._fatal(f"the database failed while {what}: {hint} (SQLite: {exc}); the games "
+                        "stored before are kept, and running the same command again plays the rest")
             return None
 
     async def _event(self, what: str, kind: str, detail: str, *, engine: str, key: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,12 +22,15 @@ from arbiter.games import Position
 from arbiter.pgn import is_number
 from arbiter.record import GameRecord
 from arbiter.records import ParsedGame, RecordSyntaxError, ReplayReport
-from arbiter.store import DEFAULT_DB, FINISHED, Store, StoreError
+from arbiter.store import DEFAULT_DB, FINISHED, Store, StoreError, explain
 
 from .app import app, fail
 
 #: exit status of ``replay`` / ``import`` when a game in the file is bad
 EXIT_BAD_GAME = 1
+
+#: exit status of ``import`` when the database failed (nothing is imported then)
+EXIT_NOT_STORED = 1
 
 #: ``tournaments.format`` of a tournament made by ``arbiter import``
 IMPORTED_FORMAT = "imported"
@@ -277,7 +281,18 @@ def _pairings(games: list[tuple[GameRecord, dict[str, str]]]) -> list[tuple[int,
 def import_games(store: Store, path: str, text: str,
                  games: list[tuple[GameRecord, dict[str, str]]]) -> list[tuple[int, str, int]]:
     """Store validated games as new tournaments (one per game kind in the
-    file); returns (tournament id, name, games) for each."""
+    file); returns (tournament id, name, games) for each.
+
+    All or nothing: the whole import is one transaction (the check that the
+    file is not imported yet included), so a failure half-way (a full disk)
+    leaves no tournament behind, and importing again once the cause is
+    fixed works."""
+    with store.transaction():
+        return _import_games(store, path, text, games)
+
+
+def _import_games(store: Store, path: str, text: str,
+                  games: list[tuple[GameRecord, dict[str, str]]]) -> list[tuple[int, str, int]]:
     by_game: dict[str, list[tuple[GameRecord, dict[str, str]]]] = {}
     for record, tags in games:
         by_game.setdefault(record.game, []).append((record, tags))
@@ -345,6 +360,9 @@ def import_command(
         try:
             created = import_games(store, file, text, games)
         except StoreError as exc:
-            fail(str(exc))
+            fail(f"{exc}; nothing imported")
+        except sqlite3.Error as exc:  # a full disk, a lock held too long ...: all rolled back
+            fail(f"{db}: nothing imported: {explain(exc, store.busy_timeout)} ({exc})",
+                 EXIT_NOT_STORED)
     for tournament_id, name, count in created:
         typer.echo(f"imported {count} games into {db} as tournament {tournament_id} ({name})")

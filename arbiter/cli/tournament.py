@@ -64,7 +64,7 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
         return run_interruptible(tournament.run, stop=tournament.stop)
     except TournamentBusyError as exc:
         fail(f"{exc}; nothing was started", EXIT_BUSY)
-    except sqlite3.Error as exc:  # before the first game (a failure during the run aborts it)
+    except (sqlite3.Error, StoreError) as exc:  # before the first game (a failure during the run aborts it)
         fail(f"{store.path}: the database failed ({exc}); nothing was played", EXIT_ABORTED)
     except Interrupted:  # a second signal during the clean stop
         print("arbiter: interrupted again; stopped", file=sys.stderr)
