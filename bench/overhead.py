@@ -130,10 +130,10 @@ class LeanEngine:
 
     async def line_starting(self, prefix: str) -> None:
         while True:
-            received = await self.transport.receive()
-            if any(line.startswith(prefix) for line in received.lines):
+            lines, _, end = await self.transport.receive()
+            if any(line.startswith(prefix) for line in lines):
                 return
-            if received.end is not None:
+            if end is not None:
                 raise RuntimeError("engine closed its output")
 
 

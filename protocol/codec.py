@@ -21,7 +21,7 @@ from .limits import MAX_LINE_BYTES
 from .messages import ArbiterMessage, EngineMessage, parse_float, parse_int
 
 __all__ = ["ProtocolError", "LineSplitter", "parse_engine_line", "parse_arbiter_line",
-           "tokenize"]
+           "tokenize", "is_info_line"]
 
 _TOKEN_RE = re.compile(r"[^ \t\r]+")
 
@@ -44,6 +44,13 @@ class _Tokens:
 def tokenize(line: str) -> list[str]:
     """The whitespace-separated tokens of a line (spaces, tabs and CR separate)."""
     return _TOKEN_RE.findall(line)
+
+
+def is_info_line(line: str) -> bool:
+    """Whether ``line`` starts with the ``info`` command, known without
+    parsing it (a line with leading blanks is not recognised here; the
+    parser still reads it as ``info``)."""
+    return line.startswith("info") and (len(line) == 4 or line[4] in m.WHITESPACE)
 
 
 def _clip(text: str, width: int = 80) -> str:

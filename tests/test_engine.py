@@ -334,7 +334,7 @@ class MockTransport:
         self.expected.append((line, answer))
 
     def write(self, *lines: str, end: End | None = None) -> None:
-        self._out.send_nowait(Received(list(lines), trio.current_time(), end))
+        self._out.send_nowait((list(lines), trio.current_time(), end))
 
     def assert_done(self) -> None:
         assert not self.expected, f"never sent: {[line for line, _ in self.expected]}"

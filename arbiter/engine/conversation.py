@@ -33,9 +33,9 @@ import trio
 from arbiter.engine.config import EngineConfig, EngineTimeouts
 from arbiter.engine.errors import EngineFault, EngineFaultError, EngineStartError, FaultKind
 from arbiter.engine.info import Reply, SearchInfo
-from arbiter.engine.transport import End, Received, Transport, TransportClosed
+from arbiter.engine.transport import End, Transport, TransportClosed
 from protocol import limits
-from protocol.codec import ProtocolError
+from protocol.codec import ProtocolError, is_info_line
 from protocol.messages import (
     GAME_OPTION,
     ArbiterMessage,
@@ -65,11 +65,6 @@ __all__ = ["Engine", "MAX_QUEUED_MESSAGES"]
 MAX_QUEUED_MESSAGES = limits.MAX_OPTIONS + 64
 
 
-def _is_info(line: str) -> bool:
-    """Whether the line's first token is ``info`` (without parsing it)."""
-    return line.startswith("info") and (len(line) == 4 or line[4] in " \t\r")
-
-
 class Engine:
     """A running engine, seen through its conversation.  Made by
     :func:`arbiter.engine.open_engine` (or by whoever opens a transport to an
@@ -95,7 +90,9 @@ class Engine:
         self.log_path = log_path
         self._pending: deque[object] = deque()  # messages read, not yet taken
         self._reading = False  # a task waits in transport.receive()
-        self._info = SearchInfo()  # the current search's info lines
+        #: the info lines of the search in progress, taken by the bestmove
+        #: that ends it (none are kept while no search is on)
+        self._info = SearchInfo()
         self._ready_asked = 0.0  # when start_new_game() wrote its isready
 
     # -- identity ----------------------------------------------------------------------
@@ -239,7 +236,6 @@ class Engine:
         are formatted by the session (``mover_is_p1`` says whose ``p1time``
         is whose).  The caller bounds the time (a full pipe blocks)."""
         await self._catch_up()
-        self._info.clear()
         session = self.session
         data = position if isinstance(position, bytes) else session.send(position)
         if isinstance(limits, Go):
@@ -315,12 +311,12 @@ class Engine:
                 raise EngineFaultError(self.name, self.fault)
             self._reading = True
             try:
-                received = await self.transport.receive()
+                lines, now, end = await self.transport.receive()
             finally:
                 self._reading = False
-            self._take_lines(received)
-            if received.end is not None:
-                await self._take_end(received)
+            self._take_lines(lines, now)
+            if end is not None:
+                await self._take_end(end, now)
 
     async def _catch_up(self) -> None:
         """Take in whatever the engine wrote while nobody waited on it,
@@ -329,9 +325,10 @@ class Engine:
             received = self.transport.receive_nowait()
             if received is None:
                 return
-            self._take_lines(received)
-            if received.end is not None:
-                await self._take_end(received)
+            lines, now, end = received
+            self._take_lines(lines, now)
+            if end is not None:
+                await self._take_end(end, now)
 
     async def transport_lost(self) -> None:
         """The other end is gone (the process exited).  If nobody is reading
@@ -344,29 +341,27 @@ class Engine:
         if self.fault is None:
             self._set_fault(FaultKind.CRASH, await self.transport.end_detail(), searching=self.searching)
 
-    def _take_lines(self, received: Received) -> None:
-        now = received.time
-        for line in received.lines:
+    def _take_lines(self, lines: list[str], now: float) -> None:
+        for line in lines:
             if self.fault is not None:
                 return  # a faulted engine's output is dropped
             self._take_line(line, now)
 
-    async def _take_end(self, received: Received) -> None:
-        """The stream ended after ``received``'s lines: a fault (unless one came first)."""
+    async def _take_end(self, end: End, now: float) -> None:
+        """The stream ended (read at ``now``): a fault, unless one came first."""
         if self.fault is not None:
             return
-        if received.end is End.OVERLONG:
+        if end is End.OVERLONG:
             self._set_fault(FaultKind.PROTOCOL_ERROR,
-                            f"wrote a line longer than {limits.MAX_LINE_BYTES} bytes", now=received.time)
+                            f"wrote a line longer than {limits.MAX_LINE_BYTES} bytes", now=now)
         else:
             searching = self.searching
-            self._set_fault(FaultKind.CRASH, await self.transport.end_detail(), now=received.time,
-                            searching=searching)
+            self._set_fault(FaultKind.CRASH, await self.transport.end_detail(), now=now, searching=searching)
 
     def _take_line(self, line: str, now: float) -> None:
         session = self.session
         searching = session.state is SessionState.SEARCHING
-        if _is_info(line):  # the lazy info seam: kept raw, parsed when asked for (Reply.info)
+        if is_info_line(line):  # the lazy info seam: kept raw, parsed when asked for (Reply.info)
             if searching:
                 self._info.keep(line)
             return

@@ -35,16 +35,10 @@ class End(enum.Enum):
     OVERLONG = "overlong"  # a line over the length limit: what follows cannot be trusted
 
 
-class Received:
-    """The lines of one chunk read, when it was read (``trio.current_time()``),
-    and ``end`` when the stream ended with it (after these lines)."""
-
-    __slots__ = ("lines", "time", "end")
-
-    def __init__(self, lines: list[str], time: float, end: End | None = None):
-        self.lines = lines
-        self.time = time
-        self.end = end
+#: What a transport gives for one chunk read: its lines, when it was read
+#: (``trio.current_time()``), and why the stream ended with it (after these
+#: lines), or None.  (A plain tuple: one is made per reply.)
+Received = tuple[list[str], float, End | None]
 
 
 class TransportClosed(Exception):
@@ -107,6 +101,7 @@ class PipeTransport:
         self._log = log
         self._process = process
         self._splitter = LineSplitter()
+        self._ended = False  # the end of the output was returned
         self._poller = select.poll()  # "anything to read?" without reading
         self._poller.register(self._stdout_fd, select.POLLIN | select.POLLHUP | select.POLLERR)
 
@@ -143,8 +138,8 @@ class PipeTransport:
 
     async def receive(self) -> Received:
         while True:
-            if self._process is not None and self._process.closed:
-                return Received([], trio.current_time(), End.CLOSED)
+            if self._ended or (self._process is not None and self._process.closed):
+                return [], trio.current_time(), End.CLOSED
             try:
                 await trio.lowlevel.wait_readable(self._stdout_fd)
                 data = os.read(self._stdout_fd, READ_CHUNK)
@@ -153,11 +148,11 @@ class PipeTransport:
             except (trio.ClosedResourceError, OSError):
                 data = b""
             received = self._split(data, trio.current_time())
-            if received.lines or received.end is not None:
+            if received[0] or received[2] is not None:
                 return received
 
     def receive_nowait(self) -> Received | None:
-        if self._process is not None and self._process.closed:
+        if self._ended or (self._process is not None and self._process.closed):
             return None
         if not self._poller.poll(0):
             return None
@@ -175,6 +170,7 @@ class PipeTransport:
         end = None
         if not data:
             end = End.CLOSED
+            self._ended = True
             try:
                 last = splitter.close()
             except ProtocolError:
@@ -196,7 +192,7 @@ class PipeTransport:
                 log.write("<", line)
             if end is End.OVERLONG:
                 log.write("<", f"[line over {splitter.max_line_bytes} bytes, discarded]")
-        return Received(lines, now, end)
+        return lines, now, end
 
     async def end_detail(self) -> str:
         if self._process is None:
