@@ -95,24 +95,42 @@ class _Driver:
     async def _search(self, go: Go) -> Action:
         """Write position+go, wait for the bestmove until the deadline.
 
-        The deadline is ``go.seconds`` after the write finished (the clock
-        starts then); a write that blocks (the engine is not reading) is
-        bounded by the same allowance counted from its start."""
+        The search's deadline is ``go.seconds`` after the write finished (the
+        clock starts then).  One deadline covers the write and the wait,
+        counted from the start of the write, so a write that blocks (the
+        engine is not reading) is bounded too; when it fires before the
+        search's own deadline (the write took time), the rest is waited out."""
         engine = self.players[go.color].engine
         seconds = go.seconds
         reply: Answer | None = None
-        self._started = started = trio.current_time()
-        with trio.move_on_at(started + seconds) as scope:
+        self._started = before = trio.current_time()
+        with trio.move_on_at(before + seconds) as scope:
             self._scope = scope
             try:
-                self._started = started = await engine.go(go.position, go.limits, go.mover_is_p1)
-                scope.deadline = started + seconds
+                self._started = await engine.go(go.position, go.limits, go.mover_is_p1)
                 self._record()  # the previous ply, while this engine thinks
                 reply = await engine.wait_bestmove()
             except EngineFaultError:
                 pass  # reported below
         self._scope = None
+        if scope.cancelled_caught and self._started > before:
+            reply = await self._wait_until(engine, self._started + seconds)
         return self._settle(reply)
+
+    async def _wait_until(self, engine: Engine, deadline: float) -> Answer | None:
+        """The bestmove, waited for until ``deadline`` (None: no bestmove by
+        then, or an engine faulted)."""
+        reply: Answer | None = None
+        if trio.current_time() >= deadline or self._white.fault is not None or self._black.fault is not None:
+            return reply
+        with trio.move_on_at(deadline) as scope:
+            self._scope = scope
+            try:
+                reply = await engine.wait_bestmove()
+            except EngineFaultError:
+                pass  # reported by _settle
+        self._scope = None
+        return reply
 
     async def _stop(self, stop: Stop) -> Action:
         """``stop`` the search, wait the grace for its bestmove."""
