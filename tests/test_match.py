@@ -9,18 +9,21 @@ without processes, one event at a time: tests/test_match_state.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import random
 import subprocess
 import sys
 
 import pytest
+import trio
 from bad_engines.harness import FAST, config, group_alive, pid_alive
 from click.testing import Result
 from typer.testing import CliRunner
 
 from arbiter.cli import app
-from arbiter.engine import EngineStartError, EngineTimeouts, open_engine
+from arbiter.engine import EngineConfig, EngineStartError, EngineTimeouts, open_engine
 from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
 from arbiter.games import Color, Termination, get_game
 from arbiter.match import GameRecord, MatchTermination, play_engines, play_game
@@ -279,6 +282,127 @@ async def test_bad_opening_is_refused_before_play():
             await play_game("troll", white, black, opening_moves=["zz"])
         with pytest.raises(ValueError, match="cannot play itself"):
             await play_game("troll", white, white)
+
+
+# --- the driver in-process: fake engines on a virtual clock ---------------------------
+#
+# The rules are the state's (tests/test_match_state.py); these check what only
+# the trio driver does: its deadlines (a write that blocks, a bestmove at the
+# deadline) and a fault waking the wait.  trio's autojump clock: no real time.
+
+
+@dataclasses.dataclass(frozen=True)
+class FakeFault:
+    kind: str
+    detail: str
+    time: float
+    command: str | None = None
+    searching: bool = False
+    line: str | None = None
+
+
+class FakeReply:
+    def __init__(self, move: str, time: float):
+        self.move, self.time, self.info = move, time, {}
+
+
+class FakeEngine:
+    """Answers each go with its first legal move after ``think`` seconds
+    (None: never); its go write blocks for ``write`` seconds; ``lag``: the
+    reply reaches the driver that much after it was read (a busy loop)."""
+
+    def __init__(self, name: str, think: list[float | None], write: list[float] | None = None,
+                 lag: float = 0.0):
+        self.name = self.id_name = name
+        self.author = "the tests"
+        self.config = EngineConfig(cmd="fake", name=name)
+        self.timeouts = FAST
+        self.fault: FakeFault | None = None
+        self.on_fault = None
+        self.think, self.write = list(think), list(write or [])
+        self.due = math.inf
+        self.lag = lag
+        self.moves: list[str] = []
+        self.stops = 0
+
+    async def start_new_game(self, name: str) -> None:
+        pass
+
+    async def wait_ready(self) -> None:
+        pass
+
+    async def go(self, position: bytes, limits, mover_is_p1: bool) -> float:
+        if self.write:
+            await trio.sleep(self.write.pop(0))
+        words = position.decode().split()
+        moves = words[words.index("moves") + 1:] if "moves" in words else []
+        self.moves = get_game("troll").position(None, moves).legal_moves()
+        think = self.think.pop(0)
+        self.due = math.inf if think is None else trio.current_time() + think
+        return trio.current_time()
+
+    async def wait_bestmove(self) -> FakeReply:
+        await trio.sleep_until(self.due)
+        with trio.CancelScope(shield=True):
+            await trio.sleep(self.lag)
+        return FakeReply(self.moves[0], self.due)
+
+    async def stop(self) -> None:
+        self.stops += 1
+
+    def crash(self) -> None:
+        self.fault = FakeFault("crash", "exited (status 9)", trio.current_time())
+        if self.on_fault is not None:
+            self.on_fault(self)
+
+
+async def test_a_write_that_blocks_is_bounded_by_the_deadline_from_its_start(autojump_clock):
+    """specs/match.md §Time controls, measuring: the write blocks 0.3 s of a
+    1 s clock; once written, the search has its 1 s from the end of the write."""
+    white = FakeEngine("w", [0.9], write=[0.3])
+    black = FakeEngine("b", [None])
+    record = await play_game("troll", white, black, tc="1+0")
+    assert record.moves[0].time_ms == 900  # measured from the end of the write
+    assert record.termination_detail == "Black lost on time: no bestmove within 1.000 s"
+    white = FakeEngine("w", [0.1], write=[1.5])  # still blocked at its deadline
+    record = await play_game("troll", white, FakeEngine("b", []), tc="1+0")
+    assert (record.termination, record.result) == (M.TIME_FORFEIT.value, "0-1")
+    assert record.moves == []
+
+
+async def test_a_bestmove_seen_after_its_deadline_leaves_the_next_search_its_own(autojump_clock):
+    """A bestmove read in time but handled after its deadline passed (the
+    clock takes it) must not carry that deadline's cancellation into the next
+    search: the other side still gets its whole allowance, its write too."""
+    white = FakeEngine("w", [0.9, None], lag=0.2)
+    black = FakeEngine("b", [0.5], write=[0.3])
+    record = await play_game("troll", white, black, tc="1+0")
+    assert [m.time_ms for m in record.moves] == [900, 500]
+    assert record.termination_detail == "White lost on time: no bestmove within 0.100 s"
+
+
+async def test_a_fault_of_the_waiting_engine_wakes_the_wait(autojump_clock):
+    white = FakeEngine("w", [0.1])
+    black = FakeEngine("b", [None])  # never answers, no clock: would stall after 60 s
+    async with trio.open_nursery() as nursery:
+        async def crash_white() -> None:
+            await trio.sleep(5)
+            white.crash()
+
+        nursery.start_soon(crash_white)
+        start = trio.current_time()
+        record = await play_game("troll", white, black, tc="inf")
+        assert trio.current_time() - start == pytest.approx(5)
+    assert (record.termination, record.result) == (M.CRASH.value, "0-1")
+    assert record.termination_detail == "White exited (status 9)" and len(record.moves) == 1
+
+
+async def test_without_a_clock_the_driver_stops_then_waits_the_grace(autojump_clock):
+    white = FakeEngine("w", [None])
+    start = trio.current_time()
+    record = await play_game("troll", white, FakeEngine("b", []), tc="depth=3", stall_ms=2000)
+    assert trio.current_time() - start == pytest.approx(2 + FAST.stop)
+    assert white.stops == 1 and record.termination == M.STALL.value
 
 
 # --- rule endings through real engines ------------------------------------------

@@ -5,11 +5,11 @@ asks (write ``position``/``go``, wait for the ``bestmove`` until a deadline,
 send ``stop``) and tells it what happened; every rule (clocks, legality,
 faults, adjudication) is decided there, this module only waits and reports.
 
-Each search runs under its own deadline (:func:`trio.move_on_at`), covering
-the ``go`` write and the wait for ``bestmove``.  An engine that faults while
-the other one is waited for wakes the wait at once (through
-:attr:`Engine.on_fault <arbiter.engine.Engine.on_fault>`).  The only tasks
-are the engines' own (owned by :func:`~arbiter.engine.open_engine`).
+Each search has its own deadline, covering the ``go`` write and the wait for
+``bestmove``.  An engine that faults while the other one is waited for
+wakes the wait at once (through :attr:`Engine.on_fault
+<arbiter.engine.Engine.on_fault>`).  The only tasks are the engines' own
+(owned by :func:`~arbiter.engine.open_engine`).
 """
 
 from __future__ import annotations
@@ -81,38 +81,74 @@ class _Driver:
         """Play until the state says the game is over; every ply recorded."""
         try:
             action = self.state.start()
-            while True:
+            while type(action) is not GameOver:
                 if type(action) is Go:
-                    action = await self._search(action)
-                elif type(action) is Stop:
-                    action = await self._stop(action)
+                    action = await self._searches(action)
                 else:
-                    assert type(action) is GameOver
-                    return action
+                    assert type(action) is Stop
+                    action = await self._stop(action)
+            return action
         finally:
             self._record()
 
-    async def _search(self, go: Go) -> Action:
-        """Write position+go, wait for the bestmove until the deadline.
+    async def _searches(self, go: Go) -> Action:
+        """Play searches, one after the other, while each ends in time;
+        return the state's first answer that is not a Go (or one after a
+        search that did not end in time).
 
-        The deadline is ``go.seconds`` after the write finished (the clock
-        starts then); a write that blocks (the engine is not reading) is
-        bounded by the same allowance counted from its start."""
+        Each search has its own deadline, ``go.seconds`` after its ``go``
+        write finished (the clock starts then).  It is set before the write,
+        counted from its start, so a write that blocks (the engine is not
+        reading) is bounded too; when it fires before the search's own
+        deadline (the write took time), the rest is waited out.
+
+        Kept for speed (one seam, bench/README.md): the deadlines are set on
+        one cancel scope that serves searches until one of them is cancelled
+        (a deadline passed, or an engine faulted: :meth:`interrupt`);
+        entering a scope per search costs three times as much."""
+        action: Action = go
         engine = self.players[go.color].engine
-        seconds = go.seconds
+        before = self._started
+        with trio.CancelScope() as scope:
+            self._scope = scope
+            while type(action) is Go:
+                now = trio.current_time()
+                if now >= scope.deadline:  # the last one's passed as its reply came: trio may cancel
+                    break
+                go = action
+                engine = self.players[go.color].engine
+                self._started = before = now
+                scope.deadline = before + go.seconds
+                reply: Answer | None = None
+                try:
+                    self._started = await engine.go(go.position, go.limits, go.mover_is_p1)
+                    self._record()  # the previous ply, while this engine thinks
+                    reply = await engine.wait_bestmove()
+                except EngineFaultError:
+                    pass  # reported by _settle
+                action = self._settle(reply)
+        self._scope = None
+        if not scope.cancelled_caught:
+            return action  # (a Go after the break above: played under a new scope)
+        reply = None
+        if self._started > before:  # the write was done: the search's own deadline counts from its end
+            reply = await self._wait_until(engine, self._started + go.seconds)
+        return self._settle(reply)
+
+    async def _wait_until(self, engine: Engine, deadline: float) -> Answer | None:
+        """The bestmove, waited for until ``deadline`` (None: no bestmove by
+        then, or an engine faulted)."""
         reply: Answer | None = None
-        self._started = started = trio.current_time()
-        with trio.move_on_at(started + seconds) as scope:
+        if trio.current_time() >= deadline or self._white.fault is not None or self._black.fault is not None:
+            return reply
+        with trio.move_on_at(deadline) as scope:
             self._scope = scope
             try:
-                self._started = started = await engine.go(go.position, go.limits, go.mover_is_p1)
-                scope.deadline = started + seconds
-                self._record()  # the previous ply, while this engine thinks
                 reply = await engine.wait_bestmove()
             except EngineFaultError:
-                pass  # reported below
+                pass  # reported by _settle
         self._scope = None
-        return self._settle(reply)
+        return reply
 
     async def _stop(self, stop: Stop) -> Action:
         """``stop`` the search, wait the grace for its bestmove."""

@@ -214,6 +214,19 @@ def _side(color: Color) -> str:
     return "White" if color is Color.WHITE else "Black"
 
 
+class _Side:
+    """One side of the game as the rules see it: its colour, its clock, how
+    long it may take to answer ``stop``, and the other side."""
+
+    __slots__ = ("color", "clock", "stop_grace", "other")
+
+    def __init__(self, color: Color, clock: Clock, stop_grace: float):
+        self.color = color
+        self.clock = clock
+        self.stop_grace = stop_grace
+        self.other: _Side = self
+
+
 class MatchState:
     """The rules of one game between two engines, fed events, answering actions.
 
@@ -233,14 +246,15 @@ class MatchState:
                  stop_grace: Mapping[Color, float]):
         self.game = game
         self.position: Position = game.position(fen, opening)
-        self.clocks = dict(clocks)
         self.maxplies = maxplies
-        self.stop_grace = dict(stop_grace)
         self.plies = len(opening)
         self.phase = Phase.READY
         self.ending: GameOver | None = None
+        white, black = (_Side(color, clocks[color], stop_grace[color]) for color in (Color.WHITE, Color.BLACK))
+        white.other, black.other = black, white
+        self._sides = {Color.WHITE: white, Color.BLACK: black}
         #: the side searching (or being stopped), None between searches
-        self.mover: Color | None = None
+        self._mover: _Side | None = None
         self._seconds = 0.0  # the search's allowance (Go.seconds)
         self._faults: dict[Color, FaultReport] = {}
         self._spellings = CanonicalSpellings.of(game)
@@ -276,6 +290,11 @@ class MatchState:
             if phase is Phase.STOPPING:
                 return self._stall()
         raise self._error(f"{type(event).__name__} in phase {phase.value}")
+
+    @property
+    def mover(self) -> Color | None:
+        """The side searching (or being stopped), None between searches."""
+        return None if self._mover is None else self._mover.color
 
     @property
     def moves(self) -> list[Ply]:
@@ -321,12 +340,12 @@ class MatchState:
         if self.maxplies is not None and self.plies >= self.maxplies:
             return self._adjudicate()
         mover = position.to_move
-        clock = self.clocks[mover]
+        side = self._sides[mover]
+        clock = side.clock
         self.phase = Phase.SEARCHING
-        self.mover = mover
+        self._mover = side
         self._seconds = seconds = clock.deadline_ms() / 1000
-        return Go(mover, self._line.to_bytes(), clock.limits(self.clocks[mover.other]),
-                  mover is self.game.first, seconds)
+        return Go(mover, self._line.to_bytes(), clock.limits(side.other.clock), mover is self.game.first, seconds)
 
     def _adjudicate(self) -> GameOver:
         """``--maxplies``: scores decide where the game keeps them, else a draw."""
@@ -345,9 +364,9 @@ class MatchState:
     def _bestmove(self, event: BestMove) -> Action:
         """Charge the clock, let the referee judge the move, accept it."""
         reply = event.reply
-        color = self.mover
-        assert color is not None  # searching or stopping
-        clock = self.clocks[color]
+        side = self._mover
+        assert side is not None  # searching or stopping
+        color, clock = side.color, side.clock
         elapsed_ms = (reply.time - event.started) * 1000
         if not clock.stop(elapsed_ms):
             return self._over(MatchTermination.TIME_FORFEIT, color.other,
@@ -363,31 +382,32 @@ class MatchState:
         except IllegalMoveError as exc:
             return self._over(MatchTermination.ILLEGAL_MOVE, color.other,
                               f"{_side(color)} played illegal move {text!r}: {exc.reason}", text)
-        self.record_ply()  # (made already when the driver follows the seam)
+        if self._unrecorded is not None:  # (made already when the driver follows the seam)
+            self.record_ply()
         self._line.append(move)
         self.position = after
         self.plies += 1
-        self.mover = None
+        self._mover = None
         self._unrecorded = (move, color, elapsed_ms, clock.clock_ms(), reply, after)
         return self._next()
 
     def _search_overtime(self) -> Action:
         """No bestmove by the search's deadline: with a clock or a movetime a
         time forfeit; without one (depth, nodes, inf) ``stop`` and a grace."""
-        color = self.mover
-        assert color is not None  # searching
-        if self.clocks[color].tc.is_timed:
-            return self._over(MatchTermination.TIME_FORFEIT, color.other,
-                              f"{_side(color)} lost on time: no bestmove within {self._seconds:.3f} s")
+        side = self._mover
+        assert side is not None  # searching
+        if side.clock.tc.is_timed:
+            return self._over(MatchTermination.TIME_FORFEIT, side.other.color,
+                              f"{_side(side.color)} lost on time: no bestmove within {self._seconds:.3f} s")
         self.phase = Phase.STOPPING
-        return Stop(color, self.stop_grace[color])
+        return Stop(side.color, side.stop_grace)
 
     def _stall(self) -> GameOver:
-        color = self.mover
-        assert color is not None  # stopping
-        return self._over(MatchTermination.STALL, color.other,
-                          f"{_side(color)} stalled: no bestmove within the {self._seconds:g} s stall limit "
-                          f"nor {self.stop_grace[color]:g} s after stop")
+        side = self._mover
+        assert side is not None  # stopping
+        return self._over(MatchTermination.STALL, side.other.color,
+                          f"{_side(side.color)} stalled: no bestmove within the {self._seconds:g} s stall limit "
+                          f"nor {side.stop_grace:g} s after stop")
 
     def _faulted(self, event: Faulted) -> GameOver:
         """The engine that faulted first loses (a fault seen after the game
