@@ -73,7 +73,7 @@ async def test_the_engine_conversation_runs_unchanged_over_wire_frames():
             assert transport.think == 7 and engine.healthy
             await transport.send(engine.goodbye() or b"")
             received = await transport.receive()
-    assert received.end is not None and not transport.alive
+    assert received[2] is not None and not transport.alive
     assert await transport.end_detail() == "exited (0)"
     assert heard[0] == "ugi" and "position startpos" in heard and heard[-1] == "quit"
 
@@ -83,7 +83,7 @@ async def test_a_peer_that_breaks_the_wire_ends_the_stream_with_the_reason_and_h
     transport = SocketTransport(server_end, server)
     await client_end.send_all(b"\x00\x00\x00\x01\xc1")  # not msgpack
     received = await transport.receive()
-    assert received.end is not None and received.lines == []
+    assert received[2] is not None and received[0] == []
     assert "broke the wire" in await transport.end_detail() and not transport.alive
     client.receive_data(await client_end.receive_some())
     close = client.next_event()
@@ -95,9 +95,9 @@ async def test_an_oversized_prefix_ends_it_before_the_body_and_a_dropped_peer_is
     transport = SocketTransport(server_end, server)
     await client_end.send_all((wire.MAX_FRAME_BYTES + 1).to_bytes(4, "big"))
     received = await transport.receive()
-    assert received.end is not None and "over the limit" in await transport.end_detail()
+    assert received[2] is not None and "over the limit" in await transport.end_detail()
     server_end, server, client_end, _ = await open_pair()
     transport = SocketTransport(server_end, server)
     await client_end.aclose()
     received = await transport.receive()
-    assert received.end is not None and "without a close" in await transport.end_detail()
+    assert received[2] is not None and "without a close" in await transport.end_detail()

@@ -107,7 +107,7 @@ class SocketTransport:
             if self._end_given:
                 return None
             self._end_given = True
-            return Received([], trio.current_time(), End.CLOSED)
+            return ([], trio.current_time(), End.CLOSED)
         lines: list[str] = []
         end: End | None = None
         try:
@@ -135,7 +135,7 @@ class SocketTransport:
         if self._log is not None:
             for line in lines:
                 self._log.write("<", line)
-        return Received(lines, trio.current_time(), end)
+        return (lines, trio.current_time(), end)
 
     async def _broken(self, reason: str) -> None:
         self._ended(f"broke the wire ({reason})")
