@@ -27,13 +27,26 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
+from protocol.limits import MAX_INT
 from protocol.search import SearchLimits
 
 #: how long an engine without a clock (depth/nodes/inf) may search before the
 #: arbiter sends ``stop``: generous, so only a hung engine ever reaches it.
 DEFAULT_STALL_MS = 60_000
+
+#: Longest time a time control (base, increment, movetime), a time margin or
+#: a stall limit may state, in ms: 10**12 ms is about 31 years, longer than any
+#: game, and small enough that a clock growing by it on every move of a game
+#: of a million moves stays within the protocol's signed 64-bit fields
+#: (:data:`protocol.limits.MAX_INT`), and exact as a float (below 2**53).
+MAX_TIME_MS = 10**12
+
+#: Largest ``depth=``, ``nodes=`` or moves per period: the protocol's
+#: largest integer, so every ``go`` the arbiter writes is one engines can read.
+MAX_COUNT = MAX_INT
 
 
 class TimeControlError(ValueError):
@@ -60,16 +73,26 @@ def _seconds_to_ms(text: str, whole: str, what: str) -> int:
     seconds = values[0] * 60 + values[1] if len(values) == 2 else values[0]
     if not math.isfinite(seconds) or seconds < 0:
         raise TimeControlError(whole, f"{what} {text!r} must be a finite number >= 0")
+    if seconds * 1000 > MAX_TIME_MS:
+        raise TimeControlError(whole, f"{what} {text!r} is over the limit of "
+                               f"{MAX_TIME_MS // 1000} seconds")
     return round(seconds * 1000)
 
 
 def _positive_int(text: str, whole: str, what: str) -> int:
+    """A whole number >= 1 and <= :data:`MAX_COUNT`, digits or ``1e5``; read
+    as a Decimal, so that neither ``1e400`` nor a long string of digits is
+    turned into a float or a huge int before it is refused."""
     try:
-        value = float(text) if any(c in text for c in ".eE") else int(text)
-    except ValueError:
-        raise TimeControlError(whole, f"{what} {text!r} is not a whole number") from None
-    if value != int(value) or value < 1:
+        value: Decimal | None = Decimal(text)
+    except InvalidOperation:
+        value = None
+    if value is None or not value.is_finite():
+        raise TimeControlError(whole, f"{what} {text!r} is not a whole number")
+    if value < 1 or value != value.to_integral_value():
         raise TimeControlError(whole, f"{what} must be a whole number >= 1, not {text!r}")
+    if value > MAX_COUNT:
+        raise TimeControlError(whole, f"{what} {text!r} is over the limit of {MAX_COUNT}")
     return int(value)
 
 
@@ -169,7 +192,11 @@ class TimeControl:
 
 
 def _fmt_seconds(ms: int) -> str:
-    return f"{ms // 1000}" if ms % 1000 == 0 else f"{ms / 1000:g}"
+    """``1500`` -> ``"1.5"``, ``1000000500`` -> ``"1000000.5"``: the exact
+    decimal of the ms (never an exponent, which would lose digits), so that
+    it parses back to the same ms."""
+    whole, part = divmod(ms, 1000)
+    return f"{whole}" if part == 0 else f"{whole}.{part:03d}".rstrip("0")
 
 
 class Clock:
@@ -245,14 +272,21 @@ class Clock:
         both clocks (the opponent's only if it has one too) and, with a
         ``moves/time`` period, the moves left in it; ``st=`` gives a movetime;
         depth and nodes limits are added as given; nothing at all is an
-        infinite search.  Times never go below zero."""
+        infinite search.  Times never go below zero nor above the
+        protocol's :data:`~protocol.limits.MAX_INT` (a clock that grew past
+        it, by increments over a very long game, is sent as that)."""
         tc = self.tc
         time_ms = inc_ms = their_time = their_inc = movetime = None
         if self.remaining_ms is not None:
-            time_ms, inc_ms = max(int(self.remaining_ms), 0), tc.inc_ms
+            time_ms, inc_ms = _ms_field(self.remaining_ms), tc.inc_ms
             if opponent.remaining_ms is not None:
-                their_time, their_inc = max(int(opponent.remaining_ms), 0), opponent.tc.inc_ms
+                their_time, their_inc = _ms_field(opponent.remaining_ms), opponent.tc.inc_ms
         elif tc.movetime_ms is not None:
             movetime = tc.movetime_ms
         return SearchLimits(time_ms, inc_ms, their_time, their_inc, self.moves_to_go, movetime,
                             tc.depth, tc.nodes)
+
+
+def _ms_field(ms: float) -> int:
+    """Time left as a ``go`` field: whole ms, within 0..MAX_INT."""
+    return min(max(int(ms), 0), MAX_INT)

@@ -22,12 +22,14 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
+from arbiter.clock import DEFAULT_STALL_MS, MAX_TIME_MS, TimeControl, TimeControlError
 from arbiter.engine import EngineConfig
 from arbiter.enginespec import (
     DEFAULT_ENGINES_FILE,
@@ -39,7 +41,20 @@ from arbiter.enginespec import (
 from arbiter.games import GameError, get_game
 from arbiter.match import DEFAULT_TC
 from arbiter.rating import SPRT, SPRTConfigError
-from arbiter.schedule import FORMATS, ORDERS, Opening, Schedule, ScheduleError, build_schedule, parse_openings
+from arbiter.schedule import (
+    FORMATS,
+    MAX_OPENINGS_BYTES,
+    MAX_RANDOM_PLIES,
+    MAX_SCHEDULE_GAMES,
+    ORDERS,
+    Opening,
+    Schedule,
+    ScheduleError,
+    build_schedule,
+    check_size,
+    parse_openings,
+)
+from protocol.limits import MAX_INT, MIN_INT
 
 __all__ = [
     "ConfigError", "TournamentConfig", "CONFIG_KEYS", "DEFINING", "load_config_file",
@@ -51,6 +66,46 @@ __all__ = [
 
 class ConfigError(ValueError):
     """A tournament configuration that cannot be run; names the file/key at fault."""
+
+
+#: Most games played at once: each runs two engine processes, and a thousand
+#: at once is beyond any machine, so a larger number is a typo.
+MAX_CONCURRENCY = 1024
+
+#: The range of each whole-number setting, (lowest, highest), the same for
+#: a flag (``--games``) and a config-file key (``games``).  The highest
+#: values are those of the schedule (:data:`arbiter.schedule.MAX_SCHEDULE_GAMES`
+#: per tournament, so neither factor alone may pass it), of the clock
+#: (:data:`arbiter.clock.MAX_TIME_MS`) and of the protocol's signed 64-bit
+#: integers (a number the store and the engines can hold).
+NUMBER_RANGES: dict[str, tuple[int, int]] = {
+    "games": (1, MAX_SCHEDULE_GAMES), "rounds": (1, MAX_SCHEDULE_GAMES),
+    "concurrency": (1, MAX_CONCURRENCY), "random_plies": (0, MAX_RANDOM_PLIES),
+    "timemargin": (0, MAX_TIME_MS), "maxplies": (1, MAX_INT), "seed": (MIN_INT, MAX_INT),
+}
+
+
+def check_number(what: str, key: str, value: int | None) -> None:
+    """``value`` within :data:`NUMBER_RANGES` of ``key`` (None: not given);
+    ``what`` names it in the message (``--games`` or ``games``)."""
+    if value is None:
+        return
+    low, high = NUMBER_RANGES[key]
+    if value < low:
+        raise ConfigError(f"{what} must be at least {low}, not {value}")
+    if value > high:
+        raise ConfigError(f"{what} must be at most {high}, not {value}")
+
+
+def stall_ms(what: str, seconds: float) -> int:
+    """The stall limit in ms from seconds: finite, more than 0 and at most
+    :data:`arbiter.clock.MAX_TIME_MS` (``--stall inf`` is refused, not an
+    OverflowError)."""
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigError(f"{what} must be a finite number of seconds more than 0, not {seconds}")
+    if seconds * 1000 > MAX_TIME_MS:
+        raise ConfigError(f"{what} must be at most {MAX_TIME_MS // 1000} seconds, not {seconds}")
+    return max(1, round(seconds * 1000))
 
 
 # --------------------------------------------------------------------------
@@ -166,17 +221,17 @@ class TournamentConfig:
             raise ConfigError(f"unknown format {self.format!r}; choose one of: {', '.join(FORMATS)}")
         if self.order not in ORDERS:
             raise ConfigError(f"unknown opening order {self.order!r}; choose one of: {', '.join(ORDERS)}")
-        for key, value, low in (("games", self.games, 1), ("rounds", self.rounds, 1),
-                                ("concurrency", self.concurrency, 1),
-                                ("random_plies", self.random_plies, 0),
-                                ("timemargin", self.timemargin_ms, 0), ("stall", self.stall_ms, 1)):
-            if value < low:
-                raise ConfigError(f"{key} must be at least {low}, not {value}")
-        if self.maxplies is not None and self.maxplies < 1:
-            raise ConfigError(f"maxplies must be at least 1, not {self.maxplies}")
+        for key, value in (("games", self.games), ("rounds", self.rounds),
+                           ("concurrency", self.concurrency), ("random_plies", self.random_plies),
+                           ("timemargin", self.timemargin_ms), ("maxplies", self.maxplies),
+                           ("seed", self.seed)):
+            check_number(key, key, value)
+        if not 1 <= self.stall_ms <= MAX_TIME_MS:
+            raise ConfigError(f"stall must be from 1 to {MAX_TIME_MS} ms, not {self.stall_ms}")
         try:
             TimeControl.parse(self.tc)
-        except TimeControlError as exc:
+            check_size(len(self.engines), self.format, self.games, self.rounds)
+        except (TimeControlError, ScheduleError) as exc:
             raise ConfigError(str(exc)) from None
         if self.sprt is not None:
             self.sprt_test()
@@ -328,20 +383,35 @@ def _check_key(path: str, key: str, value: Any) -> Any:
         ok = all(isinstance(v, str) for v in value)
     if not ok:
         raise ConfigError(f"{path}: key {key!r} must be {what}, not {value!r}")
+    texts = value if key == "engine" else [value] if isinstance(value, str) else []
+    if any("\0" in text for text in texts):
+        raise ConfigError(f"{path}: key {key!r} holds a NUL character (no path or name can)")
+    if key == "stall":
+        stall_ms(f"{path}: key 'stall'", value)
+    elif key in NUMBER_RANGES:
+        check_number(f"{path}: key {key!r}", key, value)
     if key == "sprt" and isinstance(value, dict):
         value = " ".join(f"{k}={v}" for k, v in value.items())
     return value
 
 
 def read_openings(game: str, path: str) -> list[Opening]:
-    """An openings file, each line checked by the referee (errors name file:line)."""
+    """An openings file, each line checked by the referee (errors name
+    file:line).  At most :data:`~arbiter.schedule.MAX_OPENINGS_BYTES` are
+    read: a larger file (``/dev/zero``) is refused, not read into memory."""
     try:
-        with open(path, encoding="utf-8") as file:
-            text = file.read()
+        with open(path, "rb") as file:
+            data = file.read(MAX_OPENINGS_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read openings: {exc.strerror or exc}") from None
+    if len(data) > MAX_OPENINGS_BYTES:
+        raise ConfigError(f"{path}: an openings file of more than {MAX_OPENINGS_BYTES} bytes "
+                          "(the limit); is it the right file?")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     try:
         return parse_openings(get_game(game), text, path)
     except (ScheduleError, GameError) as exc:
@@ -355,13 +425,10 @@ def read_openings(game: str, path: str) -> list[Opening]:
 
 def check_flags(flags: Mapping[str, Any]) -> None:
     """The numbers given as flags, in the flags' own words (``--games``)."""
-    for key, low in (("games", 1), ("rounds", 1), ("concurrency", 1), ("random_plies", 0),
-                     ("timemargin", 0), ("maxplies", 1)):
-        value = flags.get(key)
-        if value is not None and value < low:
-            raise ConfigError(f"--{key.replace('_', '-')} must be at least {low}, not {value}")
-    if flags.get("stall") is not None and flags["stall"] <= 0:
-        raise ConfigError("--stall must be more than 0 seconds")
+    for key in NUMBER_RANGES:
+        check_number(f"--{key.replace('_', '-')}", key, flags.get(key))
+    if flags.get("stall") is not None:
+        stall_ms("--stall", flags["stall"])
 
 
 def merge_settings(file_values: Mapping[str, Any], flags: Mapping[str, Any]) -> dict[str, Any]:
@@ -399,14 +466,13 @@ def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineCo
         tc=settings.get("tc") or DEFAULT_TC,
         timemargin_ms=settings.get("timemargin") or 0,
         maxplies=settings.get("maxplies"),
-        stall_ms=DEFAULT_STALL_MS if stall is None else max(1, round(float(stall) * 1000)),
+        stall_ms=DEFAULT_STALL_MS if stall is None else stall_ms("stall", float(stall)),
         sprt=settings.get("sprt"),
         concurrency=settings.get("concurrency") or 1,
         restart=bool(settings.get("restart")),
         pgn=settings.get("pgn"), log_dir=settings.get("log"),
     )
-    names = config.engine_names
-    repeated = sorted({n for n in names if names.count(n) > 1})
+    repeated = sorted(name for name, count in Counter(config.engine_names).items() if count > 1)
     if repeated:
         raise ConfigError(f"two engines are called {repeated[0]!r}: give each a distinct name=")
     config.validate()

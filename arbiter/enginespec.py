@@ -33,7 +33,7 @@ import shlex
 import tomllib
 from typing import Any
 
-from arbiter.clock import TimeControl, TimeControlError
+from arbiter.clock import MAX_TIME_MS, TimeControl, TimeControlError
 from arbiter.engine import EngineConfig
 
 __all__ = [
@@ -43,6 +43,11 @@ __all__ = [
 #: the engines file looked for in the current folder when none is given
 #: (which file applies is decided in one place: ``arbiter.config.engines_file_for``)
 DEFAULT_ENGINES_FILE = "engines.toml"
+
+#: Largest engines or tournament TOML file read, in bytes: a file defining a
+#: few hundred engines is a few tens of KB; reading stops here, so a wrong
+#: path (``/dev/zero``, a log) is refused instead of read into memory.
+MAX_TOML_BYTES = 1 << 20
 
 SPEC_KEYS = "cmd, name, arg, dir, option.NAME, env.NAME, tc, timemargin, conf"
 TOML_KEYS = ("cmd", "name", "args", "dir", "env", "options", "tc", "timemargin")
@@ -68,13 +73,31 @@ def _check_tc(text: str, where: str) -> str:
 
 
 def _timemargin(value: Any, where: str) -> int:
+    """A time margin in whole ms, 0 to :data:`~arbiter.clock.MAX_TIME_MS`."""
     try:
         number = int(value) if not isinstance(value, bool) else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: int(inf)
         number = None
     if number is None or number < 0 or (isinstance(value, float) and value != number):
         raise EngineSpecError(f"{where}: timemargin must be a whole number of ms >= 0, not {value!r}")
+    if number > MAX_TIME_MS:
+        raise EngineSpecError(f"{where}: timemargin must be at most {MAX_TIME_MS} ms, not {value!r}")
     return number
+
+
+def _no_nul(config: EngineConfig, where: str) -> EngineConfig:
+    """``config`` unless a string of it holds a NUL, which no command line,
+    path, environment or protocol line can carry (the process would fail to
+    start, after the tournament had begun); an environment name must also
+    be a name (not empty, no ``=``)."""
+    texts = [config.cmd, config.name or "", config.dir or "", *config.args, *config.env.values(),
+             *config.options, *(v for v in config.options.values() if v is not None)]
+    if any("\0" in text for text in texts) or any("\0" in name for name in config.env):
+        raise EngineSpecError(f"{where}: a NUL character in the engine's settings")
+    for name in config.env:
+        if not name or "=" in name:
+            raise EngineSpecError(f"{where}: {name!r} is not an environment variable name")
+    return config
 
 
 def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
@@ -117,7 +140,7 @@ def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
         shlex.split(config.cmd)
     except ValueError as exc:
         raise EngineSpecError(f"{where}: bad cmd {config.cmd!r}: {exc}") from None
-    return config
+    return _no_nul(config, where)
 
 
 def _set(config: EngineConfig, key: str, value: str, where: str) -> None:
@@ -172,14 +195,27 @@ def _named(name: str, engines: dict[str, EngineConfig] | None, engines_file: str
 
 def read_toml(path: str, error: type[Exception] = EngineSpecError) -> dict[str, Any]:
     """The data of a TOML file, or ``error("<path>: why")`` when it cannot be
-    read or is not TOML (engines files, tournament config files)."""
+    read, is larger than :data:`MAX_TOML_BYTES`, is not UTF-8 or is not TOML
+    (engines files, tournament config files)."""
     try:
         with open(path, "rb") as file:
-            return tomllib.load(file)
+            data = file.read(MAX_TOML_BYTES + 1)
     except OSError as exc:
         raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
+    if len(data) > MAX_TOML_BYTES:
+        raise error(f"{path}: more than {MAX_TOML_BYTES} bytes (the limit of a TOML file here); "
+                    "is it the right file?")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    try:
+        return tomllib.loads(text)
+    except ValueError as exc:  # TOMLDecodeError, or an integer of thousands of digits
         raise error(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise error(f"{path}: not valid TOML here: arrays or tables nested too deeply") from None
 
 
 def load_engines_file(path: str) -> dict[str, EngineConfig]:
@@ -226,7 +262,7 @@ def _engine_from_table(name: str, table: Any, path: str, base_dir: str) -> Engin
     if directory is not None:
         directory = os.path.normpath(os.path.join(base_dir, directory))
     tc = text("tc")
-    return EngineConfig(
+    return _no_nul(EngineConfig(
         cmd=cmd,
         name=text("name") or name,
         args=list(args),
@@ -235,4 +271,4 @@ def _engine_from_table(name: str, table: Any, path: str, base_dir: str) -> Engin
         options={k: _option_value(v, f"{where}: option {k!r}") for k, v in options.items()},
         tc=_check_tc(tc, where) if tc is not None else None,
         timemargin_ms=_timemargin(table.get("timemargin", 0), where),
-    )
+    ), where)

@@ -26,6 +26,32 @@ from arbiter.games import RESULTS
 #: The comment that marks a move of the opening (not played by an engine).
 BOOK_COMMENT = "book"
 
+# Bounds of what a record file may hold, so that reading one costs bounded
+# time and memory whatever it holds (a single 50 MB line once took over a
+# minute and 4.7 GB to replay).  Each is far beyond what an honest file has;
+# passing one is an error naming the file and line.
+
+#: Longest line of a PGN-like file, in characters: our writer wraps at 80,
+#: and a hand-made file with a whole game on one line (with clock comments)
+#: stays within some tens of KB.
+MAX_RECORD_LINE_CHARS = 1 << 20
+
+#: Most tags of one game: the Seven Tag Roster and our dozen others, and
+#: room for any other program's.
+MAX_TAGS = 256
+
+#: Longest comment, in characters (a comment may span lines, so the line
+#: bound alone does not bound it): move comments are a few words.
+MAX_COMMENT_CHARS = 1 << 16
+
+#: Most moves in one game's movetext: honest games are hundreds of plies;
+#: each move is replayed by the referee.
+MAX_RECORD_MOVES = 100_000
+
+#: Most games in one record file: the games of the largest tournament
+#: (``arbiter.schedule.MAX_SCHEDULE_GAMES``), which an import turns into one.
+MAX_RECORD_GAMES = 1_000_000
+
 #: The result token of a game that has not ended (accepted when reading only).
 UNFINISHED = "*"
 
@@ -47,7 +73,8 @@ class RecordSyntaxError(ValueError):
         self.game_number = game_number
         self.message = message
         self.resume_line = resume_line
-        super().__init__(f"{filename}:{line}: game {game_number}: {message}")
+        game = f" game {game_number}:" if game_number else ""  # 0: before any game
+        super().__init__(f"{filename}:{line}:{game} {message}")
 
 
 @dataclass
@@ -251,17 +278,12 @@ class _Lexer:
         n = len(text)
         while self.pos < n:
             m = _LEXEME.match(text, self.pos)
-            kind = m.lastgroup if m else None
-            if kind == "symbol":
+            if m is not None:
                 self.pos = m.end()
-                yield self._symbol(m.group(), self.line)
-                continue
-            if kind == "blank":
-                self.pos = m.end()
-                continue
-            if kind == "newline":
-                self.pos = m.end()
-                self.line += 1
+                if m.lastgroup == "symbol":
+                    yield self._symbol(m.group(), self.line)
+                elif m.lastgroup == "newline":
+                    self.line += 1
                 continue
             ch = text[self.pos]
             if ch == "%":
@@ -296,6 +318,9 @@ class _Lexer:
                 "comment '{' never closed before the end of the file (truncated file?)", start_line
             )
         body = self.text[self.pos + 1 : end]
+        if len(body) > MAX_COMMENT_CHARS:
+            raise self.error(f"a comment of {len(body)} characters, over the limit of "
+                             f"{MAX_COMMENT_CHARS}", start_line)
         swallowed = _NEXT_GAME.search(body)
         if swallowed:
             next_line = start_line + body.count("\n", 0, swallowed.start()) + 2
@@ -358,8 +383,8 @@ class _Parser:
 
     def next(self) -> _Token | None:
         if self.peeked is not None:
-            token, self.peeked = self.peeked, None
-            return token
+            peeked, self.peeked = self.peeked, None
+            return peeked
         try:
             token = next(self.stream, None)
         except RecordSyntaxError as exc:
@@ -382,6 +407,10 @@ class _Parser:
             if self.peek() is None:
                 self.number -= 1
                 return
+            if self.number > MAX_RECORD_GAMES:
+                token = self.peek()
+                raise self.error(token.line if token else self.last_line,
+                                 f"more than {MAX_RECORD_GAMES} games in the file (the limit)")
             yield self.game()
 
     def game(self) -> ParsedGame:
@@ -396,6 +425,8 @@ class _Parser:
                     token.line,
                     f"tag {token.text} given twice (first on line {tag_lines[token.text]})",
                 )
+            if len(tags) == MAX_TAGS:
+                raise self.error(token.line, f"more than {MAX_TAGS} tags in one game (the limit)")
             tags[token.text] = token.value
             tag_lines[token.text] = token.line
         moves: list[ParsedMove] = []
@@ -415,6 +446,9 @@ class _Parser:
                     f"tag {token.text} inside the movetext: the game has no result token "
                     "(1-0, 0-1, 1/2-1/2 or *) before the next game's tags",
                     resume_line=token.line)
+            if len(moves) > MAX_RECORD_MOVES:
+                raise self.error(token.line, f"more than {MAX_RECORD_MOVES} moves in one game "
+                                 "(the limit)")
             if token.kind == "comment":
                 target = moves[-1].comments if moves else loose_comments
                 target.append(token.text)
@@ -484,8 +518,13 @@ def _classify_comments(move: ParsedMove) -> None:
 
 
 def parse_games(text: str, filename: str = "<text>") -> list[ParsedGame]:
-    """Every game of a record file; RecordSyntaxError at the first problem."""
-    return list(_Parser(_normalize(text), filename).games())
+    """Every game of a record file; RecordSyntaxError at the first problem
+    (a line over :data:`MAX_RECORD_LINE_CHARS` is one, before any game is read)."""
+    text = _normalize(text)
+    long_line = _long_line(text.split("\n"), MAX_RECORD_LINE_CHARS)
+    if long_line is not None:
+        raise _long_line_error(filename, long_line, 0, text.split("\n")[long_line - 1])
+    return list(_Parser(text, filename).games())
 
 
 def read_games(text: str, filename: str = "<text>") -> list[ParsedGame | RecordSyntaxError]:
@@ -494,6 +533,10 @@ def read_games(text: str, filename: str = "<text>") -> list[ParsedGame | RecordS
     starts, else at the next tag line after a blank line."""
     out: list[ParsedGame | RecordSyntaxError] = []
     lines = _normalize(text).split("\n")
+    long_line = _long_line(lines, MAX_RECORD_LINE_CHARS)
+    too_long = ""
+    if long_line is not None:  # read what comes before it, then say why no more
+        too_long, lines = lines[long_line - 1], lines[: long_line - 1]
     start = 0  # index into lines of the first line still to read
     number = 0
     while start < len(lines):
@@ -508,7 +551,35 @@ def read_games(text: str, filename: str = "<text>") -> list[ParsedGame | RecordS
                 start = exc.resume_line - 1
             else:
                 start = _next_game_start(lines, max(exc.line, start + 1))
+    if long_line is not None:
+        out.append(_long_line_error(filename, long_line, _games_begun(out), too_long))
     return out
+
+
+def _games_begun(read: list[ParsedGame | RecordSyntaxError]) -> int:
+    """The number of the game a cut-off file was in: that of its last
+    item when the cut made that game end early (the error is replaced,
+    the cut explains it), else the next one."""
+    if not read:
+        return 1
+    last = read[-1]
+    if isinstance(last, RecordSyntaxError):
+        if "file ends" in last.message:
+            read.pop()
+            return last.game_number
+        return last.game_number + 1
+    return last.number + 1
+
+
+def _long_line(lines: list[str], limit: int) -> int | None:
+    """The number (1-based) of the first line longer than ``limit``, if any."""
+    return next((n for n, line in enumerate(lines, start=1) if len(line) > limit), None)
+
+
+def _long_line_error(filename: str, line: int, game_number: int, text: str) -> RecordSyntaxError:
+    return RecordSyntaxError(filename, line, game_number,
+                             f"line {line} is {len(text)} characters long, over the limit of "
+                             f"{MAX_RECORD_LINE_CHARS}: the file is not read from there on")
 
 
 def _normalize(text: str) -> str:

@@ -42,6 +42,8 @@ from arbiter.games import (
 )
 from arbiter.pgn import (
     BOOK_COMMENT,
+    MAX_RECORD_GAMES,
+    MAX_TAGS,
     UNFINISHED,
     MoveData,
     ParsedGame,
@@ -295,6 +297,13 @@ def write_jsonl(games: Iterable[tuple[GameRecord, Mapping[str, str] | None]]) ->
     return "".join(line + "\n" for line in lines)
 
 
+#: Longest line of a JSONL record file, in characters: one line holds a whole
+#: game's record (every ply with its eval, depth, nodes and a pv of up to 64
+#: moves: under 1 KB a ply), so 4 MiB is a game of thousands of plies; a
+#: longer line is refused unread (a 50 MB one once cost a minute and 4.7 GB).
+MAX_JSONL_LINE_CHARS = 4 << 20
+
+
 def read_jsonl(text: str, filename: str) -> list[ParsedGame | RecordSyntaxError]:
     """Every record of a JSONL file as a parsed game (its moves, tags and
     closing comment as the PGN form would give them, every line number the
@@ -307,6 +316,14 @@ def read_jsonl(text: str, filename: str) -> list[ParsedGame | RecordSyntaxError]
         if not line.strip():
             continue
         number += 1
+        if number > MAX_RECORD_GAMES:
+            out.append(RecordSyntaxError(filename, lineno, number, f"more than {MAX_RECORD_GAMES} "
+                                         "games in the file (the limit): the rest is not read"))
+            break
+        if len(line) > MAX_JSONL_LINE_CHARS:
+            out.append(RecordSyntaxError(filename, lineno, number, f"line {lineno} is {len(line)} "
+                                         f"characters long, over the limit of {MAX_JSONL_LINE_CHARS}"))
+            continue
         try:
             data = json.loads(line)
             if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
@@ -315,6 +332,8 @@ def read_jsonl(text: str, filename: str) -> list[ParsedGame | RecordSyntaxError]
             if not isinstance(tags, dict) or not all(
                     isinstance(k, str) and isinstance(v, str) for k, v in tags.items()):
                 raise ValueError('"tags" must map names to strings')
+            if len(tags) > MAX_TAGS:
+                raise ValueError(f'more than {MAX_TAGS} "tags" (the limit)')
             record = GameRecord.from_dict(data["record"])
             _check_record_types(record)
             parsed = parsed_from_record(record, tags, filename, number, lineno)

@@ -24,6 +24,7 @@ The rules, each one in ``specs/tournament.md`` §Schedule:
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +33,32 @@ from arbiter.games import Game, GameError, MoveSequenceError
 
 FORMATS = ("round-robin", "gauntlet")
 ORDERS = ("sequential", "random")
+
+#: Most games one tournament may schedule.  The schedule is built whole (every
+#: game with its key and opening, a few hundred bytes each) and the store holds
+#: a row per game, so this bounds both: a million games is a few hundred MB at
+#: most, and more than any engine test plays (an SPRT rarely needs 100,000).
+#: ``--games 1000000000`` is refused at once instead of filling the memory.
+MAX_SCHEDULE_GAMES = 1_000_000
+
+#: Most random plies of a ``random_plies`` opening: openings are a few plies
+#: long, and each game pair's opening is drawn ply by ply (up to 1000 times
+#: when lines end the game), so the bound keeps drawing them quick.
+MAX_RANDOM_PLIES = 100
+
+#: Largest openings file read, in bytes: the popular books of a few hundred
+#: thousand lines take a few MB; reading stops here, so ``--openings
+#: /dev/zero`` (or a wrong file) is refused rather than read into memory.
+MAX_OPENINGS_BYTES = 32 << 20
+
+#: Most openings of one file: each is checked by the referee and kept in the
+#: tournament's stored configuration, so the list must stay a list, not a
+#: database (a million games need at most half a million openings).
+MAX_OPENINGS = 500_000
+
+#: Longest openings-file line, in characters: a position string and some
+#: dozen moves fit in a few hundred; a longer line is a wrong file.
+MAX_OPENING_LINE_CHARS = 4096
 
 
 class ScheduleError(ValueError):
@@ -129,11 +156,16 @@ def _canonical_moves(game: Game, fen: str | None, moves: Sequence[str]) -> list[
 def parse_openings(game: Game, text: str, source: str) -> list[Opening]:
     """Every opening of an openings file's ``text`` (blank lines and lines
     starting with ``#`` are skipped).  ``source`` names the file in errors."""
-    openings = []
+    openings: list[Opening] = []
     for number, raw in enumerate(text.splitlines(), start=1):
+        if len(raw) > MAX_OPENING_LINE_CHARS:
+            raise OpeningError(source, number, f"the line is {len(raw)} characters long, over the "
+                               f"limit of {MAX_OPENING_LINE_CHARS}")
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
+        if len(openings) == MAX_OPENINGS:
+            raise OpeningError(source, number, f"more than {MAX_OPENINGS} openings in the file")
         openings.append(parse_opening_line(game, line, source, number))
     if not openings:
         raise ScheduleError(f"{source}: no openings in the file")
@@ -176,7 +208,7 @@ def make_pairings(engines: Sequence[str], format: str) -> list[Pairing]:
         raise ScheduleError(f"unknown format {format!r}; choose one of: {', '.join(FORMATS)}")
     if len(engines) < 2:
         raise ScheduleError("a tournament needs at least two engines")
-    duplicates = sorted({name for name in engines if list(engines).count(name) > 1})
+    duplicates = sorted(name for name, count in Counter(engines).items() if count > 1)
     if duplicates:
         raise ScheduleError(f"engine names must be unique; repeated: {', '.join(duplicates)}")
     if format == "gauntlet":
@@ -184,6 +216,22 @@ def make_pairings(engines: Sequence[str], format: str) -> list[Pairing]:
     else:
         pairs = [(a, b) for i, a in enumerate(engines) for b in engines[i + 1:]]
     return [Pairing(number, a, b) for number, (a, b) in enumerate(pairs, start=1)]
+
+
+def schedule_size(engines: int, format: str, games: int, rounds: int) -> int:
+    """How many games a schedule holds, computed without building it."""
+    pairings = engines - 1 if format == "gauntlet" else engines * (engines - 1) // 2
+    return max(pairings, 0) * games * rounds
+
+
+def check_size(engines: int, format: str, games: int, rounds: int) -> None:
+    """:class:`ScheduleError` when the schedule would exceed
+    :data:`MAX_SCHEDULE_GAMES`: checked before anything is built."""
+    size = schedule_size(engines, format, games, rounds)
+    if size > MAX_SCHEDULE_GAMES:
+        raise ScheduleError(
+            f"{engines} engines, --games {games} and --rounds {rounds} make {size} games, over the "
+            f"limit of {MAX_SCHEDULE_GAMES} per tournament")
 
 
 @dataclass(frozen=True)
@@ -242,6 +290,8 @@ class _OpeningSource:
             raise ScheduleError("give either an openings file or --random-plies, not both")
         if random_plies < 0:
             raise ScheduleError("--random-plies must be >= 0")
+        if random_plies > MAX_RANDOM_PLIES:
+            raise ScheduleError(f"--random-plies must be at most {MAX_RANDOM_PLIES}, not {random_plies}")
         if random_plies and game is None:
             raise ScheduleError("--random-plies needs the game")
         self.game = game
@@ -293,6 +343,8 @@ def build_schedule(
         raise ScheduleError("--games must be at least 1")
     if rounds < 1:
         raise ScheduleError("--rounds must be at least 1")
+    if format in FORMATS:
+        check_size(len(engines), format, games, rounds)
     pairings = make_pairings(list(engines), format)
     opening_for = _OpeningSource(game, openings, order, seed, random_plies)
     slots = []

@@ -5,8 +5,11 @@ Pure: elapsed times are given, nothing is timed."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from arbiter.clock import Clock, TimeControl, TimeControlError
+from arbiter.clock import MAX_TIME_MS, Clock, TimeControl, TimeControlError
+from protocol.limits import MAX_INT
 from protocol.messages import GO_INT_FIELDS
 from protocol.search import go_message
 
@@ -170,3 +173,66 @@ def test_go_fields_never_negative_time():
     clock = Clock(TimeControl.parse("1+0"), timemargin_ms=100)
     clock.stop(1050)
     assert go_fields(clock, clock, True)["p1time"] == 0
+
+
+# --- bounds and the exact canonical spelling (issue 16) ---------------------------------------
+
+@pytest.mark.parametrize("text, words", [
+    ("depth=1e400", "over the limit"),
+    ("nodes=1e30", "over the limit"),
+    ("depth=99999999999999999999999", "over the limit"),
+    ("nodes=9223372036854775808", "over the limit"),
+    ("st=1e308", "over the limit"),
+    ("9" * 400 + "+1", "finite"),
+    ("9" * 300 + "+1", "over the limit"),
+    ("60+" + "9" * 20, "over the limit"),
+    ("9" * 307 + ":1", "finite"),
+    ("99999999999999999999999/60", "over the limit"),
+    ("depth=nan", "not a whole number"),
+    ("depth=inf", "not a whole number"),
+])
+def test_numbers_beyond_the_limits_are_refused(text, words):
+    """Numbers too big for a float or for the protocol's signed 64-bit fields
+    are a TimeControlError, never an OverflowError nor a ``go`` no engine
+    can read (``go depth 99999999999999999999999``)."""
+    with pytest.raises(TimeControlError, match=words):
+        TimeControl.parse(text)
+
+
+def test_the_largest_numbers_are_accepted():
+    tc = TimeControl.parse(f"{MAX_INT}/{MAX_TIME_MS // 1000}+{MAX_TIME_MS // 1000},nodes={MAX_INT}")
+    assert (tc.moves, tc.base_ms, tc.inc_ms, tc.nodes) == (MAX_INT, MAX_TIME_MS, MAX_TIME_MS, MAX_INT)
+
+
+@pytest.mark.parametrize("text, spelled", [
+    ("1000000.5", "1000000.5"), ("123456.789+0.001", "123456.789+0.001"), ("st=0.001", "st=0.001"),
+    ("40/1:30.25", "40/90.25"),
+])
+def test_the_canonical_spelling_is_exact(text, spelled):
+    """``%g`` spelled 1000000.5 s as ``1e+06``: a different time control."""
+    tc = TimeControl.parse(text)
+    assert str(tc) == spelled
+    assert TimeControl.parse(str(tc)) == tc
+
+
+_ms = st.integers(1, MAX_TIME_MS)
+_count = st.integers(1, MAX_INT)
+_time_controls = st.one_of(
+    st.builds(TimeControl, base_ms=_ms, inc_ms=st.integers(0, MAX_TIME_MS),
+              moves=st.none() | _count, depth=st.none() | _count, nodes=st.none() | _count),
+    st.builds(TimeControl, movetime_ms=_ms, depth=st.none() | _count, nodes=st.none() | _count),
+    st.builds(TimeControl, depth=st.none() | _count, nodes=st.none() | _count),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_time_controls)
+def test_every_time_control_round_trips(tc):
+    assert TimeControl.parse(str(tc)) == tc
+
+
+def test_a_clock_grown_past_the_protocol_range_is_sent_within_it():
+    white = Clock(TimeControl.parse(f"{MAX_TIME_MS // 1000}+{MAX_TIME_MS // 1000}"))
+    black = Clock(TimeControl.parse("60"))
+    white.remaining_ms = 2.0 * MAX_INT  # what ten million moves with that increment leave
+    assert go_fields(white, black, True)["p1time"] == MAX_INT

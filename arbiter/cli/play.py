@@ -8,7 +8,7 @@ import typer
 
 from arbiter import records
 from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
-from arbiter.config import engine_configs
+from arbiter.config import ConfigError, check_number, engine_configs, stall_ms
 from arbiter.engine import EngineConfig, EngineStartError
 from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError
 from arbiter.games import GameError, Position, get_game, split_moves
@@ -73,7 +73,10 @@ def play(
         opening = split_moves(moves)
         the_game.position(fen, opening)
         time_control = TimeControl.parse(tc)
-    except (GameError, TimeControlError) as exc:
+        stall_limit_ms = stall_ms("--stall", stall)
+        check_number("--timemargin", "timemargin", timemargin)
+        check_number("--maxplies", "maxplies", maxplies)
+    except (GameError, TimeControlError, ConfigError) as exc:
         fail(str(exc))
     white, black = load_engine_configs(engine, engines_file)
     log_dir = checked_log_dir(log)
@@ -91,7 +94,7 @@ def play(
     async def run() -> GameRecord:
         return await play_engines(
             the_game, white, black, log_dir=log_dir, fen=fen, opening_moves=opening, tc=time_control,
-            timemargin_ms=timemargin, maxplies=maxplies, stall_ms=max(1, round(stall * 1000)),
+            timemargin_ms=timemargin, maxplies=maxplies, stall_ms=stall_limit_ms,
             on_move=on_move)
 
     try:
