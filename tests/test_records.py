@@ -516,3 +516,12 @@ def test_export_errors(tmp_path):
     assert run.returncode == 2 and "no database at" in run.stderr
     run = invoke("export", "--db", tmp_path / "none.db", "--format", "xml")
     assert run.returncode == 2 and "--format must be pgn or jsonl" in run.stderr
+
+
+def test_a_device_or_pipe_is_refused_before_it_is_read():
+    """specs/records.md §5 (bounds): a record file is read whole, so what has no
+    size to check first (``/dev/zero``) is refused at once, exit 2, by name."""
+    for command in (["replay"], ["show", "--game", "1"], ["import"]):
+        result = invoke(*command, "/dev/zero")
+        assert result.returncode == 2, (command, result.stdout, result.stderr)
+        assert "/dev/zero: not a regular file" in result.stderr

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,9 +45,22 @@ TAGS_KEY = "tags"
 # --- reading files -------------------------------------------------------------------
 
 
+#: Largest record file read (bytes).  A file is read whole before its games
+#: are checked, so this bounds the memory a typo (``/dev/zero``, a disk image)
+#: can cost; an export of 100,000 games is about 300 MB.
+MAX_RECORD_FILE_BYTES = 1 << 30
+
+
 def read_text(path: str) -> str:
-    """The file's text, or ``fail()`` saying why it cannot be read."""
+    """The file's text, or ``fail()`` saying why it cannot be read: not a
+    regular file (a device or a pipe has no size to check first), or over
+    :data:`MAX_RECORD_FILE_BYTES`."""
     try:
+        info = os.stat(path)
+        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_RECORD_FILE_BYTES:
+            fail(f"{path}: {info.st_size} bytes, over the limit of {MAX_RECORD_FILE_BYTES} for a record file")
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
+            fail(f"{path}: not a regular file (a device, pipe or socket cannot be a record file)")
         return Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         fail(f"{path}: no such file")
