@@ -1,0 +1,179 @@
+"""The match server end to end (``specs/wire.md``): ``arbiter serve`` and
+``arbiter connect`` as real processes over real sockets on 127.0.0.1, and
+the checks of the command line that need no process (in this process)."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sqlite3
+import struct
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from bad_engines.harness import processes_with
+from cli import PROCESS_TIMEOUT, arbiter, invoke, start
+
+from arbiter.server.arena import ArenaSpec, ArenaSpecError
+from arbiter.server.listener import listen_problem
+
+PY = sys.executable
+
+#: the arena of these tests: instant engines, a clock no honest one runs out of
+ARENA = "game=troll tc=20+0.2"
+
+
+def spec(name: str, tag: str) -> str:
+    return f"cmd='{PY} -m sample_engines.random' name={name} env.TAG={tag}"
+
+
+def _token(db: Path, name: str) -> str:
+    run = invoke("token", "add", name, "--db", db)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.strip()
+
+
+class _Server:
+    """An ``arbiter serve`` process; its stderr read by a thread (the port it
+    took, then its log), so that it never blocks on a full pipe."""
+
+    def __init__(self, db: Path, tag: str):
+        self.db = db
+        self.proc = start("serve", "--db", db, "--listen", "127.0.0.1:0", "--arena", ARENA,
+                          env={"TAG": tag})
+        self.lines: list[str] = []
+        self._port: int | None = None
+        self._ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+        assert self._ready.wait(PROCESS_TIMEOUT), "the server did not say where it listens"
+        assert self._port is not None, "".join(self.lines)
+        self.port: int = self._port
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if "listening on " in line:
+                self._port = int(line.rsplit(":", 1)[1])
+                self._ready.set()
+        self._ready.set()
+
+    def games(self) -> list[dict]:
+        with sqlite3.connect(self.db) as db:
+            db.row_factory = sqlite3.Row
+            try:
+                rows = db.execute("select g.*, t.format from games g join tournaments t "
+                                  "on g.tournament = t.id order by g.id").fetchall()
+            except sqlite3.OperationalError:  # not made yet
+                return []
+        return [dict(row) for row in rows]
+
+    def wait_games(self, count: int) -> list[dict]:
+        deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+        while len(games := self.games()) < count:
+            assert self.proc.poll() is None, "".join(self.lines)
+            assert time.monotonic() < deadline, "".join(self.lines)
+            time.sleep(0.1)
+        return games
+
+
+def _connect(server: _Server, token: str, name: str, tag: str) -> subprocess.Popen[str]:
+    return start("connect", f"127.0.0.1:{server.port}", "--token", token, "-e", spec(name, tag),
+                 env={"TAG": tag})
+
+
+def _frames_until_eof(sock: socket.socket) -> bytes:
+    """What the server sends until it closes the connection."""
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
+
+
+def _wait_gone(tag: str) -> list[int]:
+    deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+    while (left := processes_with(tag)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def test_arena_games_over_the_wire(tmp_path: Path) -> None:
+    """Two connected engines play arena games to the end, stored; a wrong
+    token, garbage bytes and an oversized frame are refused while the games
+    go on; Ctrl-C stops the server (130), the clients end, nothing is left."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    alice, bob = _token(db, "alice"), _token(db, "bob")
+    server = _Server(db, tag)
+    clients = [_connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)]
+    try:
+        first = server.wait_games(1)[0]
+        assert {first["white"], first["black"]} == {"ra", "rb"}
+        assert first["result"] in ("1-0", "0-1", "1/2-1/2") and first["plies"] > 0
+        assert first["format"] == "arena"
+
+        refused = arbiter("connect", f"127.0.0.1:{server.port}", "--token", "bob.wrong",
+                          "-e", spec("rc", tag), env={"TAG": tag})
+        assert refused.returncode == 1
+        assert "refused: unknown or revoked token" in refused.stderr
+
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(b"\x00\x00\x00\x05hello")  # a length, then no msgpack
+            answer = _frames_until_eof(sock)
+        assert b"close" in answer and b"not one msgpack value" in answer
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(struct.pack(">I", 1 << 30))  # over the frame limit
+            assert b"over the limit" in _frames_until_eof(sock)
+
+        played = len(server.games())
+        games = server.wait_games(played + 2)  # the arena goes on, both colours
+        assert {(g["white"], g["black"]) for g in games} == {("ra", "rb"), ("rb", "ra")}
+        assert all(client.poll() is None for client in clients)
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+            assert client.returncode == 0, err
+            assert "the server closed the connection" in err
+    assert _wait_gone(tag) == []
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select status from tournaments").fetchall() == [("interrupted",)]
+
+
+def test_serve_refuses_off_loopback_without_tls(tmp_path: Path) -> None:
+    run = invoke("serve", "--db", tmp_path / "x.db", "--listen", "0.0.0.0:0")
+    assert run.returncode == 2
+    assert "not a loopback address" in run.stderr and "--insecure" in run.stderr
+    assert listen_problem("0.0.0.0", tls=False, insecure=True) is None
+    assert listen_problem("::1", tls=False, insecure=False) is None
+    assert listen_problem("localhost", tls=False, insecure=False) is None
+
+
+@pytest.mark.parametrize("text", ["tc=10+0.1", "game=nogame", "game=troll tc=x",
+                                  "game=troll colour=red", "game=troll maxplies=many"])
+def test_bad_arena_is_refused(tmp_path: Path, text: str) -> None:
+    with pytest.raises(ArenaSpecError):
+        ArenaSpec.parse(text)
+    run = invoke("serve", "--db", tmp_path / "x.db", "--arena", text)
+    assert run.returncode == 2 and "arena" in run.stderr
+
+
+def test_arena_spec() -> None:
+    arena = ArenaSpec.parse("game=troll tc=10+0.1 maxplies=300 name=blitz")
+    assert (arena.game, arena.tc, arena.maxplies, arena.title) == ("troll", "10+0.1", 300, "blitz")
+    assert ArenaSpec.parse("game=atoll").title == "atoll arena"
+
+
+def test_connect_without_server(tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a port nobody listens on (bound, never listening)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        run = invoke("connect", f"127.0.0.1:{port}", "--token", "a.b", "-e",
+                     f"cmd='{PY} -m sample_engines.random'")
+    assert run.returncode == 1 and "cannot connect" in run.stderr
