@@ -42,10 +42,10 @@ class _Server:
     """An ``arbiter serve`` process; its stderr read by a thread (the port it
     took, then its log), so that it never blocks on a full pipe."""
 
-    def __init__(self, db: Path, tag: str):
+    def __init__(self, db: Path, tag: str, arena: str | None = ARENA):
         self.db = db
-        self.proc = start("serve", "--db", db, "--listen", "127.0.0.1:0", "--arena", ARENA,
-                          env={"TAG": tag})
+        self.proc = start("serve", "--db", db, "--listen", "127.0.0.1:0",
+                          *(("--arena", arena) if arena else ()), env={"TAG": tag})
         self.lines: list[str] = []
         self._port: int | None = None
         self._ready = threading.Event()
@@ -62,6 +62,13 @@ class _Server:
                 self._port = int(line.rsplit(":", 1)[1])
                 self._ready.set()
         self._ready.set()
+
+    def wait_log(self, *texts: str) -> None:
+        deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+        while not all(any(text in line for line in self.lines) for text in texts):
+            assert self.proc.poll() is None, "".join(self.lines)
+            assert time.monotonic() < deadline, "".join(self.lines)
+            time.sleep(0.1)
 
     def games(self) -> list[dict]:
         with sqlite3.connect(self.db) as db:
@@ -177,3 +184,25 @@ def test_connect_without_server(tmp_path: Path) -> None:
         run = invoke("connect", f"127.0.0.1:{port}", "--token", "a.b", "-e",
                      f"cmd='{PY} -m sample_engines.random'")
     assert run.returncode == 1 and "cannot connect" in run.stderr
+
+
+def test_idle_clients_leave(tmp_path: Path) -> None:
+    """Idle engines (no arena): a client stopped with Ctrl-C exits 130 and
+    one killed with SIGKILL are both seen gone by the server (its idle
+    ping), and neither leaves an engine behind."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    alice, bob = _token(db, "alice"), _token(db, "bob")
+    server = _Server(db, tag, arena=None)
+    try:
+        stopped, killed = _connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)
+        server.wait_log("ra (alice) connected", "rb (bob) connected")
+        stopped.send_signal(signal.SIGINT)
+        assert stopped.wait(PROCESS_TIMEOUT) == 130
+        killed.kill()
+        killed.wait(PROCESS_TIMEOUT)
+        server.wait_log("ra (alice) disconnected", "rb (bob) disconnected")
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+    assert _wait_gone(tag) == []

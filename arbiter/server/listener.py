@@ -7,7 +7,9 @@ no other).  The handshake (``hello`` -> token check -> ``welcome`` or
 accepted connection becomes an :class:`~arbiter.engine.Engine` over a
 :class:`~arbiter.engine.socket_transport.SocketTransport`, does the engine's
 ``ugi`` handshake, and waits in the :class:`Registry` until whoever uses it
-(the arena) lets it go or the server stops.
+(the arena) lets it go or the server stops.  While it waits it is pinged
+(``isready``) every :data:`IDLE_PING_INTERVAL`, so that a client gone while
+idle is dropped before an arena pairs it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ __all__ = ["Listener", "Registry", "Remote", "listen_problem"]
 #: how long a refused connection waits to hand its refusal to the stream
 #: (seconds): a courtesy; a peer that does not read must not hold the slot
 REFUSAL_SEND_TIMEOUT = 1.0
+
+#: how often an idle engine is asked ``isready`` (seconds): a client gone
+#: while it waited for a game is found within this, and never paired
+IDLE_PING_INTERVAL = wire.HEARTBEAT_INTERVAL
 
 #: the ``cmd`` of a remote engine's config: it is run by the client, not here
 REMOTE_CMD = "remote"
@@ -195,12 +201,28 @@ class Listener:
         self.registry.add(remote)
         self.log(f"{hello.name} ({token}) connected: {engine.id_name or '?'}")
         try:
-            await remote.done.wait()
+            while not remote.done.is_set():
+                with trio.move_on_after(IDLE_PING_INTERVAL):
+                    await remote.done.wait()
+                if not remote.done.is_set() and not remote.busy:
+                    await self._ping(remote)
         finally:
             self.registry.remove(remote)
             with trio.CancelScope(shield=True):
                 await transport.aclose()
             self.log(f"{hello.name} ({token}) disconnected: {await transport.end_detail()}")
+
+    async def _ping(self, remote: Remote) -> None:
+        """``isready`` to an idle engine (marked busy meanwhile, so no game
+        takes it); one that does not answer is released."""
+        remote.busy = True
+        try:
+            await remote.engine.ping()
+        except EngineError:
+            remote.release()
+        finally:
+            remote.busy = False
+            self.registry.changed()
 
     def _authenticate(self, hello: wire.Hello, address: str) -> str:
         """The token's name, or :class:`_Refused` with the reason."""
