@@ -206,3 +206,24 @@ def test_idle_clients_leave(tmp_path: Path) -> None:
         server.proc.send_signal(signal.SIGINT)
         assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
     assert _wait_gone(tag) == []
+
+
+def test_arena_pairs_every_engine(tmp_path: Path) -> None:
+    """Three engines: the one left waiting plays next, so every pair meets."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    server = _Server(db, tag)
+    names = ["ra", "rb", "rc"]
+    clients = [_connect(server, _token(db, f"t{name}"), name, tag) for name in names]
+    try:
+        deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+        while len({frozenset((g["white"], g["black"])) for g in server.games()}) < 3:
+            assert server.proc.poll() is None, "".join(server.lines)
+            assert time.monotonic() < deadline, "".join(server.lines)
+            time.sleep(0.1)
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            client.communicate(timeout=PROCESS_TIMEOUT)
+    assert _wait_gone(tag) == []

@@ -101,7 +101,8 @@ def open_arena(store: Store, spec: ArenaSpec) -> int:
 
 
 class Arena:
-    """Pairs the registry's idle engines and plays :attr:`spec`'s games into
+    """Pairs the registry's idle engines (:func:`_pair`: the longest waiting
+    first, not twice in a row against the same one when another is free) and plays :attr:`spec`'s games into
     tournament ``tournament_id`` of ``store`` until cancelled."""
 
     def __init__(self, spec: ArenaSpec, registry: Registry, store: Store, tournament_id: int,
@@ -121,7 +122,7 @@ class Arena:
                 if len(idle) < 2:
                     await self.registry.wait_change()
                     continue
-                first, second = idle[0], idle[1]
+                first, second = _pair(idle)
                 first.busy = second.busy = True
                 self._pairs += 1
                 nursery.start_soon(self._play_pair, self._pairs, first, second)
@@ -137,7 +138,9 @@ class Arena:
                 if not all(fit):
                     break
         finally:
-            first.busy = second.busy = False
+            now = trio.current_time()
+            for remote, opponent in ((first, second), (second, first)):
+                remote.busy, remote.idle_since, remote.last_opponent = False, now, opponent
             self.registry.changed()
 
     async def _play(self, white: Remote, black: Remote) -> GameRecord | None:
@@ -159,6 +162,15 @@ class Arena:
             pair=pair, opening=START_OPENING, record=record.to_dict()))
         self.log(f"{self.spec.title} game {seq}: {record.white} - {record.black} "
                  f"{record.result} ({record.termination})")
+
+
+def _pair(idle: list[Remote]) -> tuple[Remote, Remote]:
+    """Who plays next among ``idle`` (two or more, the longest waiting first):
+    the longest waiting, against the longest waiting of the others that is
+    not its last opponent (that one only when there is no other)."""
+    first = idle[0]
+    others = [remote for remote in idle[1:] if remote is not first.last_opponent]
+    return first, (others or idle[1:])[0]
 
 
 async def _fit(remote: Remote) -> bool:

@@ -76,6 +76,10 @@ class Remote:
     transport: SocketTransport
     busy: bool = False
     done: trio.Event = field(default_factory=trio.Event)
+    #: when it last became free for a game (connected, or its last game over)
+    idle_since: float = field(default_factory=trio.current_time)
+    #: the engine it last played, so that an arena pairs it with another when it can
+    last_opponent: Remote | None = None
 
     def release(self) -> None:
         """The connection is no longer wanted (a fault, a broken wire): its
@@ -98,9 +102,10 @@ class Registry:
         return {remote.name for remotes in self.by_token.values() for remote in remotes}
 
     def idle(self) -> list[Remote]:
-        """Connected engines fit for a game, oldest first."""
-        return [remote for remotes in self.by_token.values() for remote in remotes
+        """Connected engines fit for a game, the longest waiting first."""
+        idle = [remote for remotes in self.by_token.values() for remote in remotes
                 if not remote.busy and not remote.done.is_set() and remote.engine.healthy]
+        return sorted(idle, key=lambda remote: remote.idle_since)
 
     def add(self, remote: Remote) -> None:
         self.by_token.setdefault(remote.token, []).append(remote)
