@@ -16,11 +16,17 @@ import uuid
 from pathlib import Path
 
 import pytest
-from bad_engines.harness import processes_with
+import trio
+import trio.lowlevel
+import trio.testing
+from bad_engines.harness import FAST, processes_with
 from cli import PROCESS_TIMEOUT, arbiter, invoke, start
 
 from arbiter.server.arena import ArenaSpec, ArenaSpecError
-from arbiter.server.listener import listen_problem
+from arbiter.server.listener import Listener, Registry, Remote, listen_problem
+from arbiter.tokens import TokenStore
+from protocol import wire
+from protocol.wire import CLIENT, NEED_DATA, WireConnection
 
 PY = sys.executable
 
@@ -227,3 +233,114 @@ def test_arena_pairs_every_engine(tmp_path: Path) -> None:
         for client in clients:
             client.communicate(timeout=PROCESS_TIMEOUT)
     assert _wait_gone(tag) == []
+
+
+# --------------------------------------------------------------------------
+# The listener in this process: trio's memory streams, a scripted client
+# --------------------------------------------------------------------------
+
+
+def _listener(tmp_path: Path) -> tuple[Listener, dict[str, str]]:
+    tokens = TokenStore(tmp_path / "tokens.db")
+    secrets = {name: tokens.add(name) for name in ("alice", "bob")}
+    tokens.revoke("bob")
+    return Listener(tokens, Registry(), timeouts=FAST, log=lambda text: None), secrets
+
+
+def _hello(token: str, name: str = "remote", version: int = wire.WIRE_VERSION) -> wire.Hello:
+    return wire.Hello(version=version, token=token, name=name, engine="Remote 1")
+
+
+async def _next_frame(stream: trio.abc.Stream, conn: WireConnection) -> wire.Frame | None:
+    """The next frame from the server; None when it closed the stream."""
+    while (event := conn.next_event()) is NEED_DATA:
+        data = await stream.receive_some()
+        if not data:
+            return None
+        conn.receive_data(data)
+    assert isinstance(event, wire.Frame)
+    return event
+
+
+async def _answer(listener: Listener, hello: wire.Hello | None) -> wire.Frame | None:
+    """What the listener answers ``hello`` (None: send nothing), on a connection
+    it then ends."""
+    server_end, client_end = trio.testing.memory_stream_pair()
+    conn = WireConnection(CLIENT)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(listener.handle, server_end)
+        if hello is not None:
+            await client_end.send_all(conn.send(hello))
+        answer = await _next_frame(client_end, conn)
+        assert await _next_frame(client_end, conn) is None  # and the server closed
+    return answer
+
+
+@pytest.mark.parametrize(("token", "name", "version", "reason"), [
+    ("alice.wrong", "remote", 1, "unknown or revoked token"),
+    ("nobody.x", "remote", 1, "unknown or revoked token"),
+    ("bob", "remote", 1, "unknown or revoked token"),  # revoked (the secret does not matter)
+    ("alice", "remote", 2, "wire version 2 is not supported"),
+    ("alice", "bad name!", 1, "engine name"),
+])
+async def test_refused_hellos(tmp_path: Path, token: str, name: str, version: int,
+                              reason: str) -> None:
+    listener, secrets = _listener(tmp_path)
+    answer = await _answer(listener, _hello(secrets.get(token, token), name, version))
+    assert isinstance(answer, wire.Refusal) and reason in answer.reason
+    assert listener.connections == 0 and len(listener.registry) == 0
+
+
+async def test_no_hello_in_time(tmp_path: Path, autojump_clock: trio.abc.Clock) -> None:
+    listener, _ = _listener(tmp_path)
+    started = trio.current_time()
+    answer = await _answer(listener, None)
+    assert answer == wire.Close("no hello in time")
+    assert trio.current_time() - started == pytest.approx(wire.HANDSHAKE_TIMEOUT)
+
+
+async def test_repeated_failures_are_slowed_down(tmp_path: Path,
+                                                 autojump_clock: trio.abc.Clock) -> None:
+    listener, _ = _listener(tmp_path)
+    for _ in range(wire.AUTH_FAILURES_FREE):
+        started = trio.current_time()
+        await _answer(listener, _hello("alice.wrong"))
+        assert trio.current_time() == started  # (the virtual clock: no wait)
+    started = trio.current_time()
+    await _answer(listener, _hello("alice.wrong"))
+    assert trio.current_time() - started == pytest.approx(wire.AUTH_FAILURE_DELAY)
+
+
+async def test_limits_per_token_and_name(tmp_path: Path) -> None:
+    listener, secrets = _listener(tmp_path)
+    taken = [Remote("alice", f"e{i}", None, None)  # type: ignore[arg-type]  # only counted
+             for i in range(wire.MAX_CONNECTIONS_PER_TOKEN)]
+    listener.registry.by_token["alice"] = taken
+    answer = await _answer(listener, _hello(secrets["alice"], "other"))
+    assert isinstance(answer, wire.Refusal) and "connections already" in answer.reason
+    listener.registry.by_token["alice"] = taken[:1]
+    answer = await _answer(listener, _hello(secrets["alice"], "e0"))
+    assert isinstance(answer, wire.Refusal) and "'e0' is connected already" in answer.reason
+
+
+async def test_accepted_engine_is_registered_then_released(tmp_path: Path) -> None:
+    listener, secrets = _listener(tmp_path)
+    server_end, client_end = trio.testing.memory_stream_pair()
+    conn = WireConnection(CLIENT)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(listener.handle, server_end)
+        await client_end.send_all(conn.send(_hello(secrets["alice"])))
+        welcome = await _next_frame(client_end, conn)
+        assert isinstance(welcome, wire.Welcome) and not welcome.resumed
+        assert await _next_frame(client_end, conn) == wire.Lines(["ugi"])
+        await client_end.send_all(b"".join(conn.send(frame) for frame in wire.lines_frames(
+            ["id name Remote 1", "ugiok"])))
+        while not listener.registry.idle():
+            await trio.lowlevel.checkpoint()
+        (remote,) = listener.registry.idle()
+        assert (remote.token, remote.name, remote.engine.id_name) == ("alice", "remote", "Remote 1")
+        remote.release()
+        closing = await _next_frame(client_end, conn)
+        assert isinstance(closing, wire.Close)
+        assert await _next_frame(client_end, conn) is None
+    assert len(listener.registry) == 0 and listener.connections == 0
