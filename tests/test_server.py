@@ -195,7 +195,7 @@ def test_connect_without_server(tmp_path: Path) -> None:
 def test_idle_clients_leave(tmp_path: Path) -> None:
     """Idle engines (no arena): a client stopped with Ctrl-C exits 130 and
     one killed with SIGKILL are both seen gone by the server (its idle
-    ping), and neither leaves an engine behind."""
+    ping), and neither leaves an engine behind; SIGTERM stops the server (130)."""
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
     alice, bob = _token(db, "alice"), _token(db, "bob")
@@ -209,7 +209,7 @@ def test_idle_clients_leave(tmp_path: Path) -> None:
         killed.wait(PROCESS_TIMEOUT)
         server.wait_log("ra (alice) disconnected", "rb (bob) disconnected")
     finally:
-        server.proc.send_signal(signal.SIGINT)
+        server.proc.send_signal(signal.SIGTERM)  # stops it like Ctrl-C
         assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
     assert _wait_gone(tag) == []
 
