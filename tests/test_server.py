@@ -30,6 +30,9 @@ from protocol.wire import CLIENT, NEED_DATA, WireConnection
 
 PY = sys.executable
 
+#: the terminations of a game cut by an engine's fault (the faulty side loses)
+FAULTS = ("crash", "protocol-error", "stall", "time-forfeit")
+
 #: the arena of these tests: instant engines, a clock no honest one runs out of
 ARENA = "game=troll tc=20+0.2"
 
@@ -344,3 +347,32 @@ async def test_accepted_engine_is_registered_then_released(tmp_path: Path) -> No
         assert isinstance(closing, wire.Close)
         assert await _next_frame(client_end, conn) is None
     assert len(listener.registry) == 0 and listener.connections == 0
+
+
+def test_client_killed_mid_arena(tmp_path: Path) -> None:
+    """A client killed with SIGKILL while its engine plays: a game cut by it
+    is lost by that engine, the server drops it and pairs the next one."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    server = _Server(db, tag)
+    ra = _connect(server, _token(db, "alice"), "ra", tag)
+    rb = _connect(server, _token(db, "bob"), "rb", tag)
+    rc: subprocess.Popen[str] | None = None
+    try:
+        played = len(server.wait_games(1))
+        rb.kill()
+        rb.wait(PROCESS_TIMEOUT)
+        server.wait_log("rb (bob) disconnected")
+        rc = _connect(server, _token(db, "carol"), "rc", tag)
+        games = server.wait_games(len(server.games()) + 1)
+        assert "rc" in {games[-1]["white"], games[-1]["black"]}
+        for game in games[played:]:
+            if "rb" in (game["white"], game["black"]) and game["termination"] in FAULTS:
+                assert game["result"] == ("0-1" if game["white"] == "rb" else "1-0"), game
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in (ra, rc):
+            if client is not None:
+                client.communicate(timeout=PROCESS_TIMEOUT)
+    assert _wait_gone(tag) == []
