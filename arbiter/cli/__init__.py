@@ -41,6 +41,8 @@ COMMAND_MODULES: dict[str, str] = {
     "standings": "tournament",
     "demo": "tournament",
     "token": "server",
+    "serve": "server",
+    "connect": "server",
 }
 
 

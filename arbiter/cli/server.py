@@ -1,4 +1,5 @@
-"""Server commands: ``token`` (``specs/wire.md`` §Authentication).
+"""Server commands: ``token`` (``specs/wire.md`` §Authentication), ``serve``
+(the match server) and ``connect`` (an engine run here, played there).
 
 ``arbiter token add NAME`` prints a new token once; ``arbiter token list``
 shows the tokens' names and times, never a secret; ``arbiter token revoke
@@ -17,7 +18,7 @@ import typer
 from arbiter.store import DEFAULT_DB
 from arbiter.tokens import TokenError, TokenStore
 
-from .app import app, fail
+from .app import Interrupted, app, checked_log_dir, exit_interrupted, fail, run_interruptible
 
 
 class TokenAction(enum.Enum):
@@ -61,3 +62,85 @@ def _print_list(rows: list[dict[str, str | None]], as_json: bool) -> None:
     for row in rows:
         state = "active" if row["revoked"] is None else f"revoked {row['revoked']}"
         typer.echo(f"{row['name']}  created {row['created']}  {state}")
+
+
+# --------------------------------------------------------------------------
+# serve and connect (specs/wire.md)
+# --------------------------------------------------------------------------
+
+#: the exit status of ``connect`` when the server refused it or could not be reached
+EXIT_REFUSED = 1
+
+
+def _address(text: str, option: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT`` for IPv6), or a clear error."""
+    host, sep, port = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        fail(f"{option} {text!r}: give HOST:PORT")
+    return host, int(port)
+
+
+@app.command()
+def serve(
+    db: str = typer.Option(DEFAULT_DB, "--db", help="the results database (tokens, games)"),
+    listen: str = typer.Option("127.0.0.1:7171", "--listen", help="HOST:PORT to listen on"),
+    arena: list[str] = typer.Option([], "--arena",
+                                    help='an arena: "game=troll tc=10+0.1 [maxplies=N] [name=...]"'),
+    insecure: bool = typer.Option(False, "--insecure",
+                                  help="listen off loopback without TLS (tokens in clear)"),
+) -> None:
+    """Serve remote engines (arbiter connect) and play them in arenas; Ctrl-C stops."""
+    from arbiter.server.arena import ArenaSpec, ArenaSpecError
+    from arbiter.server.listener import listen_problem
+
+    host, port = _address(listen, "--listen")
+    problem = listen_problem(host, tls=False, insecure=insecure)
+    if problem is not None:
+        fail(f"--listen {listen}: {problem}")
+    if insecure:
+        print("arbiter serve: warning: --insecure: tokens travel in clear", file=sys.stderr)
+    try:
+        specs = [ArenaSpec.parse(text) for text in arena]
+    except ArenaSpecError as exc:
+        fail(str(exc))
+    from arbiter.server.serve import serve_forever
+    from arbiter.store import StoreError, TournamentBusyError
+
+    try:
+        run_interruptible(lambda: serve_forever(db, host, port, specs))
+    except (StoreError, TokenError, TournamentBusyError) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"--listen {listen}: {exc.strerror or exc}")
+    except Interrupted as exc:
+        exit_interrupted(exc, "games in progress abandoned, connections closed")
+
+
+@app.command()
+def connect(
+    address: str = typer.Argument(..., help="the server's HOST:PORT"),
+    token_text: str = typer.Option(..., "--token", help="the token (arbiter token add)"),
+    engine: str = typer.Option(..., "-e", "--engine", help="the engine SPEC to run here"),
+    log_dir: str | None = typer.Option(None, "--log", help="write the engine's I/O log here"),
+) -> None:
+    """Run an engine here and play it on a server (arbiter serve) until Ctrl-C."""
+    from arbiter.engine import EngineError
+    from arbiter.enginespec import EngineSpecError, parse_engine_spec
+    from arbiter.server.client import ConnectError
+    from arbiter.server.client import connect as connect_engine
+
+    host, port = _address(address, "HOST:PORT")
+    try:
+        config = parse_engine_spec(engine)
+    except EngineSpecError as exc:
+        fail(str(exc))
+    log_dir = checked_log_dir(log_dir)
+    try:
+        reason = run_interruptible(lambda: connect_engine(host, port, token_text, config,
+                                                          log_dir=log_dir))
+    except (ConnectError, EngineError) as exc:
+        fail(str(exc), EXIT_REFUSED)
+    except Interrupted as exc:
+        exit_interrupted(exc, "engine stopped, connection closed")
+    print(f"arbiter connect: {reason}", file=sys.stderr)

@@ -1,0 +1,185 @@
+"""``arbiter connect``: an engine run here, relayed to a server over the wire.
+
+The engine is a local child process (:class:`~arbiter.engine.EngineProcess`:
+its own process group, nothing left behind); the client sends ``hello``,
+then relays lines both ways until the server closes, the engine ends, or
+the command is stopped: the engine's output as ``lines`` frames (with
+``think``, the engine's own time from the ``go`` written to the
+``bestmove`` read, on this machine: ``specs/wire.md`` §Clock fairness), the
+server's ``lines`` to the engine's input.  Heartbeats go out every
+:data:`~protocol.wire.HEARTBEAT_INTERVAL`; a ``sync`` is answered at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import trio
+
+from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts
+from protocol import wire
+from protocol.codec import LineSplitter
+from protocol.errors import ProtocolError
+from protocol.wire import NEED_DATA, Role, WireConnection, WireError
+
+__all__ = ["ConnectError", "connect"]
+
+
+class ConnectError(Exception):
+    """The connection could not be made or was refused; the reason is the message."""
+
+
+class _Client:
+    """One connection's relay; every frame out goes through :meth:`send`."""
+
+    def __init__(self, stream: trio.abc.Stream, process: EngineProcess):
+        self.stream = stream
+        self.process = process
+        self.conn = WireConnection(Role.CLIENT)
+        self._lock = trio.Lock()  # frames from three tasks, each written whole
+        self._go_at: float | None = None  # when the last go line was written to the engine
+        self._last_sent = trio.current_time()
+        self.ended: str | None = None  # why the relay ended
+
+    async def send(self, frame: wire.Frame) -> None:
+        async with self._lock:
+            data = self.conn.send(frame)
+            await self.stream.send_all(data)
+            self._last_sent = trio.current_time()
+
+    async def receive(self) -> wire.Frame:
+        """The next frame from the server; :class:`WireError` if it breaks the wire."""
+        while True:
+            event = self.conn.next_event()
+            if event is not NEED_DATA:
+                return event
+            try:
+                data = await self.stream.receive_some(wire.READ_CHUNK)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                data = b""
+            self.conn.receive_data(data)
+
+    async def handshake(self, hello: wire.Hello) -> None:
+        await self.send(hello)
+        try:
+            with trio.fail_after(wire.HANDSHAKE_TIMEOUT):
+                answer = await self.receive()
+        except WireError as exc:
+            raise ConnectError(exc.reason) from None
+        except trio.TooSlowError:
+            raise ConnectError(f"no answer to the hello within {wire.HANDSHAKE_TIMEOUT:g} s") from None
+        if isinstance(answer, wire.Refusal):
+            raise ConnectError(f"refused: {answer.reason}")
+        if isinstance(answer, wire.Close):
+            raise ConnectError(f"closed by the server: {answer.reason}")
+        assert isinstance(answer, wire.Welcome)  # the state allows nothing else
+
+    async def to_engine(self) -> None:
+        """The server's frames: lines to the engine, syncs answered, until a close."""
+        stdin = self.process.process.stdin if self.process.process else None
+        assert stdin is not None
+        while True:
+            try:
+                frame = await self.receive()
+            except WireError as exc:
+                self.ended = f"the server broke the wire ({exc.reason})"
+                return
+            if isinstance(frame, wire.Lines):
+                if any(line.startswith("go") for line in frame.lines):
+                    self._go_at = trio.current_time()
+                try:
+                    await stdin.send_all("".join(f"{line}\n" for line in frame.lines).encode())
+                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    self.ended = "the engine closed its input"
+                    return
+            elif isinstance(frame, wire.Sync):
+                await self.send(wire.Sync(frame.seq))
+            elif isinstance(frame, wire.Close):
+                self.ended = f"the server closed the connection ({frame.reason})"
+                return
+
+    async def from_engine(self) -> None:
+        """The engine's output as ``lines`` frames, then its ``eof``."""
+        stdout = self.process.process.stdout if self.process.process else None
+        assert stdout is not None
+        splitter = LineSplitter()
+        reason = "closed"
+        while True:
+            data = await stdout.receive_some(wire.READ_CHUNK)
+            if not data:
+                break
+            try:
+                lines = splitter.feed(data)
+            except ProtocolError:
+                reason = "overlong"
+                break
+            if lines:
+                await self.send_lines(lines)
+        status = await self.process.wait_exit(self.process.timeouts.quit_grace)
+        await self.send(wire.Eof(reason, status or "closed its output"))
+        self.ended = f"the engine {status or 'closed its output'}"
+
+    async def send_lines(self, lines: list[str]) -> None:
+        think = None
+        if self._go_at is not None and any(line.startswith("bestmove") for line in lines):
+            think = round((trio.current_time() - self._go_at) * 1000)
+            self._go_at = None
+        for frame in wire.lines_frames(lines, think):
+            await self.send(frame)
+
+    async def heartbeat(self) -> None:
+        while True:
+            await trio.sleep_until(self._last_sent + wire.HEARTBEAT_INTERVAL)
+            if trio.current_time() >= self._last_sent + wire.HEARTBEAT_INTERVAL:
+                await self.send(wire.Heartbeat())
+
+    async def close(self, reason: str) -> None:
+        with trio.CancelScope(shield=True), trio.move_on_after(1.0):
+            try:
+                await self.send(wire.Close(reason))
+            except (wire.LocalWireError, trio.BrokenResourceError, trio.ClosedResourceError,
+                    OSError):
+                pass
+        with trio.CancelScope(shield=True):
+            await self.stream.aclose()
+
+
+async def connect(host: str, port: int, token: str, config: EngineConfig, *,
+                  timeouts: EngineTimeouts | None = None, log_dir: str | None = None) -> str:
+    """Run the engine of ``config`` for the server at ``host``:``port`` until
+    the connection or the engine ends; the reason it ended.  Raises
+    :class:`ConnectError` if the connection cannot be made or is refused.
+    The engine's process group is gone on return, by every path."""
+    try:
+        stream: trio.abc.Stream = await trio.open_tcp_stream(host, port)
+    except OSError as exc:
+        raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
+    process = EngineProcess(config, timeouts or EngineTimeouts(), log_dir)
+    client = _Client(stream, process)
+    hello = wire.Hello(wire.WIRE_VERSION, token, config.name or config.label, config.label)
+    try:
+        async with trio.open_nursery() as nursery:
+            try:
+                await process.spawn(nursery)
+                await client.handshake(hello)
+                async with trio.open_nursery() as relay:
+                    for task in (client.to_engine, client.from_engine, client.heartbeat):
+                        relay.start_soon(_then_cancel, task, relay.cancel_scope)
+            finally:
+                await client.close(client.ended or "the client stopped")
+                await process.aclose()
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        from arbiter.engine import sole_exception
+
+        raise sole_exception(group) from None
+    return client.ended or "the connection ended"
+
+
+async def _then_cancel(task: Callable[[], Awaitable[None]], scope: trio.CancelScope) -> None:
+    """Run ``task``; when it returns, end the relay's other tasks."""
+    try:
+        await task()
+    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError, wire.LocalWireError):
+        pass
+    scope.cancel()

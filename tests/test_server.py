@@ -1,0 +1,378 @@
+"""The match server end to end (``specs/wire.md``): ``arbiter serve`` and
+``arbiter connect`` as real processes over real sockets on 127.0.0.1, and
+the checks of the command line that need no process (in this process)."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import sqlite3
+import struct
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import trio
+import trio.lowlevel
+import trio.testing
+from bad_engines.harness import FAST, processes_with
+from cli import PROCESS_TIMEOUT, arbiter, invoke, start
+
+from arbiter.server.arena import ArenaSpec, ArenaSpecError
+from arbiter.server.listener import Listener, Registry, Remote, listen_problem
+from arbiter.tokens import TokenStore
+from protocol import wire
+from protocol.wire import CLIENT, NEED_DATA, WireConnection
+
+PY = sys.executable
+
+#: the terminations of a game cut by an engine's fault (the faulty side loses)
+FAULTS = ("crash", "protocol-error", "stall", "time-forfeit")
+
+#: the arena of these tests: instant engines, a clock no honest one runs out of
+ARENA = "game=troll tc=20+0.2"
+
+
+def spec(name: str, tag: str) -> str:
+    return f"cmd='{PY} -m sample_engines.random' name={name} env.TAG={tag}"
+
+
+def _token(db: Path, name: str) -> str:
+    run = invoke("token", "add", name, "--db", db)
+    assert run.returncode == 0, run.stderr
+    return run.stdout.strip()
+
+
+class _Server:
+    """An ``arbiter serve`` process; its stderr read by a thread (the port it
+    took, then its log), so that it never blocks on a full pipe."""
+
+    def __init__(self, db: Path, tag: str, arena: str | None = ARENA):
+        self.db = db
+        self.proc = start("serve", "--db", db, "--listen", "127.0.0.1:0",
+                          *(("--arena", arena) if arena else ()), env={"TAG": tag})
+        self.lines: list[str] = []
+        self._port: int | None = None
+        self._ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+        assert self._ready.wait(PROCESS_TIMEOUT), "the server did not say where it listens"
+        assert self._port is not None, "".join(self.lines)
+        self.port: int = self._port
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if "listening on " in line:
+                self._port = int(line.rsplit(":", 1)[1])
+                self._ready.set()
+        self._ready.set()
+
+    def wait_log(self, *texts: str) -> None:
+        deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+        while not all(any(text in line for line in self.lines) for text in texts):
+            assert self.proc.poll() is None, "".join(self.lines)
+            assert time.monotonic() < deadline, "".join(self.lines)
+            time.sleep(0.1)
+
+    def games(self) -> list[dict]:
+        with sqlite3.connect(self.db) as db:
+            db.row_factory = sqlite3.Row
+            try:
+                rows = db.execute("select g.*, t.format from games g join tournaments t "
+                                  "on g.tournament = t.id order by g.id").fetchall()
+            except sqlite3.OperationalError:  # not made yet
+                return []
+        return [dict(row) for row in rows]
+
+    def wait_games(self, count: int) -> list[dict]:
+        deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+        while len(games := self.games()) < count:
+            assert self.proc.poll() is None, "".join(self.lines)
+            assert time.monotonic() < deadline, "".join(self.lines)
+            time.sleep(0.1)
+        return games
+
+
+def _connect(server: _Server, token: str, name: str, tag: str) -> subprocess.Popen[str]:
+    return start("connect", f"127.0.0.1:{server.port}", "--token", token, "-e", spec(name, tag),
+                 env={"TAG": tag})
+
+
+def _frames_until_eof(sock: socket.socket) -> bytes:
+    """What the server sends until it closes the connection."""
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
+
+
+def _wait_gone(tag: str) -> list[int]:
+    deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+    while (left := processes_with(tag)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
+
+
+def test_arena_games_over_the_wire(tmp_path: Path) -> None:
+    """Two connected engines play arena games to the end, stored; a wrong
+    token, garbage bytes and an oversized frame are refused while the games
+    go on; Ctrl-C stops the server (130), the clients end, nothing is left."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    alice, bob = _token(db, "alice"), _token(db, "bob")
+    server = _Server(db, tag)
+    clients = [_connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)]
+    try:
+        first = server.wait_games(1)[0]
+        assert {first["white"], first["black"]} == {"ra", "rb"}
+        assert first["result"] in ("1-0", "0-1", "1/2-1/2") and first["plies"] > 0
+        assert first["format"] == "arena"
+
+        refused = arbiter("connect", f"127.0.0.1:{server.port}", "--token", "bob.wrong",
+                          "-e", spec("rc", tag), env={"TAG": tag})
+        assert refused.returncode == 1
+        assert "refused: unknown or revoked token" in refused.stderr
+
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(b"\x00\x00\x00\x05hello")  # a length, then no msgpack
+            answer = _frames_until_eof(sock)
+        assert b"close" in answer and b"not one msgpack value" in answer
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:
+            sock.sendall(struct.pack(">I", 1 << 30))  # over the frame limit
+            assert b"over the limit" in _frames_until_eof(sock)
+
+        played = len(server.games())
+        games = server.wait_games(played + 2)  # the arena goes on, both colours
+        assert {(g["white"], g["black"]) for g in games} == {("ra", "rb"), ("rb", "ra")}
+        assert all(client.poll() is None for client in clients)
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+            assert client.returncode == 0, err
+            assert "the server closed the connection" in err
+    assert _wait_gone(tag) == []
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("select status from tournaments").fetchall() == [("interrupted",)]
+
+
+def test_serve_refuses_off_loopback_without_tls(tmp_path: Path) -> None:
+    run = invoke("serve", "--db", tmp_path / "x.db", "--listen", "0.0.0.0:0")
+    assert run.returncode == 2
+    assert "not a loopback address" in run.stderr and "--insecure" in run.stderr
+    assert listen_problem("0.0.0.0", tls=False, insecure=True) is None
+    assert listen_problem("::1", tls=False, insecure=False) is None
+    assert listen_problem("localhost", tls=False, insecure=False) is None
+
+
+@pytest.mark.parametrize("text", ["tc=10+0.1", "game=nogame", "game=troll tc=x",
+                                  "game=troll colour=red", "game=troll maxplies=many"])
+def test_bad_arena_is_refused(tmp_path: Path, text: str) -> None:
+    with pytest.raises(ArenaSpecError):
+        ArenaSpec.parse(text)
+    run = invoke("serve", "--db", tmp_path / "x.db", "--arena", text)
+    assert run.returncode == 2 and "arena" in run.stderr
+
+
+def test_arena_spec() -> None:
+    arena = ArenaSpec.parse("game=troll tc=10+0.1 maxplies=300 name=blitz")
+    assert (arena.game, arena.tc, arena.maxplies, arena.title) == ("troll", "10+0.1", 300, "blitz")
+    assert ArenaSpec.parse("game=atoll").title == "atoll arena"
+
+
+def test_connect_without_server(tmp_path: Path) -> None:
+    with socket.socket() as sock:  # a port nobody listens on (bound, never listening)
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        run = invoke("connect", f"127.0.0.1:{port}", "--token", "a.b", "-e",
+                     f"cmd='{PY} -m sample_engines.random'")
+    assert run.returncode == 1 and "cannot connect" in run.stderr
+
+
+def test_idle_clients_leave(tmp_path: Path) -> None:
+    """Idle engines (no arena): a client stopped with Ctrl-C exits 130 and
+    one killed with SIGKILL are both seen gone by the server (its idle
+    ping), and neither leaves an engine behind; SIGTERM stops the server (130)."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    alice, bob = _token(db, "alice"), _token(db, "bob")
+    server = _Server(db, tag, arena=None)
+    try:
+        stopped, killed = _connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)
+        server.wait_log("ra (alice) connected", "rb (bob) connected")
+        stopped.send_signal(signal.SIGINT)
+        assert stopped.wait(PROCESS_TIMEOUT) == 130
+        killed.kill()
+        killed.wait(PROCESS_TIMEOUT)
+        server.wait_log("ra (alice) disconnected", "rb (bob) disconnected")
+    finally:
+        server.proc.send_signal(signal.SIGTERM)  # stops it like Ctrl-C
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+    assert _wait_gone(tag) == []
+
+
+def test_arena_pairs_every_engine(tmp_path: Path) -> None:
+    """Three engines: the one left waiting plays next, so every pair meets."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    server = _Server(db, tag)
+    names = ["ra", "rb", "rc"]
+    clients = [_connect(server, _token(db, f"t{name}"), name, tag) for name in names]
+    try:
+        deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+        while len({frozenset((g["white"], g["black"])) for g in server.games()}) < 3:
+            assert server.proc.poll() is None, "".join(server.lines)
+            assert time.monotonic() < deadline, "".join(server.lines)
+            time.sleep(0.1)
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            client.communicate(timeout=PROCESS_TIMEOUT)
+    assert _wait_gone(tag) == []
+
+
+# --------------------------------------------------------------------------
+# The listener in this process: trio's memory streams, a scripted client
+# --------------------------------------------------------------------------
+
+
+def _listener(tmp_path: Path) -> tuple[Listener, dict[str, str]]:
+    tokens = TokenStore(tmp_path / "tokens.db")
+    secrets = {name: tokens.add(name) for name in ("alice", "bob")}
+    tokens.revoke("bob")
+    return Listener(tokens, Registry(), timeouts=FAST, log=lambda text: None), secrets
+
+
+def _hello(token: str, name: str = "remote", version: int = wire.WIRE_VERSION) -> wire.Hello:
+    return wire.Hello(version=version, token=token, name=name, engine="Remote 1")
+
+
+async def _next_frame(stream: trio.abc.Stream, conn: WireConnection) -> wire.Frame | None:
+    """The next frame from the server; None when it closed the stream."""
+    while (event := conn.next_event()) is NEED_DATA:
+        data = await stream.receive_some()
+        if not data:
+            return None
+        conn.receive_data(data)
+    assert isinstance(event, wire.Frame)
+    return event
+
+
+async def _answer(listener: Listener, hello: wire.Hello | None) -> wire.Frame | None:
+    """What the listener answers ``hello`` (None: send nothing), on a connection
+    it then ends."""
+    server_end, client_end = trio.testing.memory_stream_pair()
+    conn = WireConnection(CLIENT)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(listener.handle, server_end)
+        if hello is not None:
+            await client_end.send_all(conn.send(hello))
+        answer = await _next_frame(client_end, conn)
+        assert await _next_frame(client_end, conn) is None  # and the server closed
+    return answer
+
+
+@pytest.mark.parametrize(("token", "name", "version", "reason"), [
+    ("alice.wrong", "remote", 1, "unknown or revoked token"),
+    ("nobody.x", "remote", 1, "unknown or revoked token"),
+    ("bob", "remote", 1, "unknown or revoked token"),  # revoked (the secret does not matter)
+    ("alice", "remote", 2, "wire version 2 is not supported"),
+    ("alice", "bad name!", 1, "engine name"),
+])
+async def test_refused_hellos(tmp_path: Path, token: str, name: str, version: int,
+                              reason: str) -> None:
+    listener, secrets = _listener(tmp_path)
+    answer = await _answer(listener, _hello(secrets.get(token, token), name, version))
+    assert isinstance(answer, wire.Refusal) and reason in answer.reason
+    assert listener.connections == 0 and len(listener.registry) == 0
+
+
+async def test_no_hello_in_time(tmp_path: Path, autojump_clock: trio.abc.Clock) -> None:
+    listener, _ = _listener(tmp_path)
+    started = trio.current_time()
+    answer = await _answer(listener, None)
+    assert answer == wire.Close("no hello in time")
+    assert trio.current_time() - started == pytest.approx(wire.HANDSHAKE_TIMEOUT)
+
+
+async def test_repeated_failures_are_slowed_down(tmp_path: Path,
+                                                 autojump_clock: trio.abc.Clock) -> None:
+    listener, _ = _listener(tmp_path)
+    for _ in range(wire.AUTH_FAILURES_FREE):
+        started = trio.current_time()
+        await _answer(listener, _hello("alice.wrong"))
+        assert trio.current_time() == started  # (the virtual clock: no wait)
+    started = trio.current_time()
+    await _answer(listener, _hello("alice.wrong"))
+    assert trio.current_time() - started == pytest.approx(wire.AUTH_FAILURE_DELAY)
+
+
+async def test_limits_per_token_and_name(tmp_path: Path) -> None:
+    listener, secrets = _listener(tmp_path)
+    taken = [Remote("alice", f"e{i}", None, None)  # type: ignore[arg-type]  # only counted
+             for i in range(wire.MAX_CONNECTIONS_PER_TOKEN)]
+    listener.registry.by_token["alice"] = taken
+    answer = await _answer(listener, _hello(secrets["alice"], "other"))
+    assert isinstance(answer, wire.Refusal) and "connections already" in answer.reason
+    listener.registry.by_token["alice"] = taken[:1]
+    answer = await _answer(listener, _hello(secrets["alice"], "e0"))
+    assert isinstance(answer, wire.Refusal) and "'e0' is connected already" in answer.reason
+
+
+async def test_accepted_engine_is_registered_then_released(tmp_path: Path) -> None:
+    listener, secrets = _listener(tmp_path)
+    server_end, client_end = trio.testing.memory_stream_pair()
+    conn = WireConnection(CLIENT)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(listener.handle, server_end)
+        await client_end.send_all(conn.send(_hello(secrets["alice"])))
+        welcome = await _next_frame(client_end, conn)
+        assert isinstance(welcome, wire.Welcome) and not welcome.resumed
+        assert await _next_frame(client_end, conn) == wire.Lines(["ugi"])
+        await client_end.send_all(b"".join(conn.send(frame) for frame in wire.lines_frames(
+            ["id name Remote 1", "ugiok"])))
+        while not listener.registry.idle():
+            await trio.lowlevel.checkpoint()
+        (remote,) = listener.registry.idle()
+        assert (remote.token, remote.name, remote.engine.id_name) == ("alice", "remote", "Remote 1")
+        remote.release()
+        closing = await _next_frame(client_end, conn)
+        assert isinstance(closing, wire.Close)
+        assert await _next_frame(client_end, conn) is None
+    assert len(listener.registry) == 0 and listener.connections == 0
+
+
+def test_client_killed_mid_arena(tmp_path: Path) -> None:
+    """A client killed with SIGKILL while its engine plays: a game cut by it
+    is lost by that engine, the server drops it and pairs the next one."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    server = _Server(db, tag)
+    ra = _connect(server, _token(db, "alice"), "ra", tag)
+    rb = _connect(server, _token(db, "bob"), "rb", tag)
+    rc: subprocess.Popen[str] | None = None
+    try:
+        played = len(server.wait_games(1))
+        rb.kill()
+        rb.wait(PROCESS_TIMEOUT)
+        server.wait_log("rb (bob) disconnected")
+        rc = _connect(server, _token(db, "carol"), "rc", tag)
+        games = server.wait_games(len(server.games()) + 1)
+        assert "rc" in {games[-1]["white"], games[-1]["black"]}
+        for game in games[played:]:
+            if "rb" in (game["white"], game["black"]) and game["termination"] in FAULTS:
+                assert game["result"] == ("0-1" if game["white"] == "rb" else "1-0"), game
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in (ra, rc):
+            if client is not None:
+                client.communicate(timeout=PROCESS_TIMEOUT)
+    assert _wait_gone(tag) == []
