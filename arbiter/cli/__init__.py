@@ -41,6 +41,7 @@ COMMAND_MODULES: dict[str, str] = {
     "standings": "tournament",
     "demo": "tournament",
     "token": "server",
+    "web": "web",
 }
 
 
