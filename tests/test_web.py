@@ -101,6 +101,24 @@ def test_tournament_figures_are_the_command_lines(client, db):
         assert f"<tr><td>{name}</td><td class=\"n\">{count}</td></tr>" in page
 
 
+def test_crosstable_from_both_sides(client):
+    shown = get_json(client, "/api/tournament/1")
+    table = shown["crosstable"]
+    assert table["engines"] == [e["name"] for e in shown["standings"]["engines"]]
+    (pair,) = shown["standings"]["pairs"]
+    index = {name: i for i, name in enumerate(table["engines"])}
+    first, second = index[pair["first"]], index[pair["second"]]
+    ahead = table["rows"][first]["cells"][second]
+    behind = table["rows"][second]["cells"][first]
+    assert (ahead["wins"], ahead["draws"], ahead["losses"]) == (pair["wins"], pair["draws"], pair["losses"])
+    assert (behind["wins"], behind["losses"]) == (pair["losses"], pair["wins"])
+    assert ahead["pentanomial"] == pair["pentanomial"] == behind["pentanomial"][::-1]
+    assert sum(ahead["pentanomial"]) == MATCH_GAMES // 2
+    assert table["rows"][first]["cells"][first] is None
+    page = get_page(client, "/tournament/1")
+    assert f"{ahead['wins']}-{ahead['draws']}-{ahead['losses']}" in page
+
+
 def test_game_at_every_ply(client, db):
     game_id = get_json(client, "/api/tournament/1")["games"][-1]["id"]
     end = get_json(client, f"/api/game/{game_id}")

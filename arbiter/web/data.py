@@ -96,7 +96,7 @@ class Reader:
         games = self._query(f"select {_LIST_COLUMNS} from games where tournament = ? "
                             "order by seq desc, id desc limit ? offset ?",
                             [tournament_id, GAMES_PAGE_SIZE, offset])
-        return {"tournament": summary, "standings": standings,
+        return {"tournament": summary, "standings": standings, "crosstable": crosstable(standings),
                 "games": games, "page": _page_info(page, total)}
 
     # -- one game ------------------------------------------------------------
@@ -177,6 +177,23 @@ class Reader:
         for game in games:
             game["outcome"] = _outcome(game, name)
         return {"engine": name, "games": games, "page": _page_info(page, total)}
+
+
+def crosstable(standings: dict[str, Any]) -> dict[str, Any]:
+    """W-D-L of each engine against each other, in the standings' order,
+    from the standings' own pairs (each pair seen from both sides), with the
+    pentanomial counts of the complete game pairs."""
+    names = [e["name"] for e in standings["engines"]]
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for pair in standings["pairs"]:
+        a, b = pair["first"], pair["second"]
+        penta = pair["pentanomial"]
+        cells[a, b] = {"wins": pair["wins"], "draws": pair["draws"], "losses": pair["losses"],
+                       "pentanomial": penta}
+        cells[b, a] = {"wins": pair["losses"], "draws": pair["draws"], "losses": pair["wins"],
+                       "pentanomial": None if penta is None else penta[::-1]}
+    return {"engines": names,
+            "rows": [{"name": a, "cells": [cells.get((a, b)) for b in names]} for a in names]}
 
 
 def _summary(store: Store, row: dict[str, Any]) -> dict[str, Any]:
