@@ -17,6 +17,7 @@ from urllib.parse import quote
 
 import pytest
 from cli import PROCESS_TIMEOUT, invoke, start
+from markupsafe import escape  # what the templates escape with
 from starlette.testclient import TestClient
 
 from arbiter.cli.web import is_loopback
@@ -28,6 +29,9 @@ SCRIPT = "<script>alert(1)</script>"
 IMG = '"><img src=x onerror=alert(1)>'
 XSS_ENGINE = f"cmd={PYTHON} arg=-m arg=sample_engines.random name={SCRIPT}"
 GREEDY = f"cmd={PYTHON} arg=-m arg=sample_engines.greedy name=greedy"
+ILLEGAL = f"cmd={PYTHON} arg={Path(__file__).parent / 'bad_engines' / 'illegal.py'} name=illegal"
+#: an SPRT that a match of an engine losing every game stops within a few games
+QUICK_SPRT = "elo0=0 elo1=200 alpha=0.2 beta=0.2"
 #: games of the match: enough for two pages of two
 MATCH_GAMES = 4
 
@@ -232,6 +236,31 @@ def test_peers_text_is_escaped_everywhere(client):
     names = {e["name"] for e in client.get("/api/tournament/1").json()["standings"]["engines"]}
     assert names == {SCRIPT, "greedy"}  # the JSON holds the text itself
     assert client.get("/api/game/5").json()["game"]["detail"] == IMG
+
+
+def test_an_sprt_stop_and_illegal_moves(tmp_path):
+    """A real SPRT match that stops early, its first game lost by an illegal move:
+    the SPRT state, the counts and the illegal move's detail are shown."""
+    path = tmp_path / "sprt.db"
+    run = invoke("match", "troll", ILLEGAL, GREEDY, "--sprt", QUICK_SPRT, "--tc", "10+0.1",
+                 "--db", path, "--plain")
+    assert run.returncode == 0, run.stderr
+    app = create_app(path)
+    with TestClient(app) as client:
+        shown = get_json(client, "/api/tournament/1")
+        sprt = shown["standings"]["sprt"]
+        assert sprt["decision"] and not sprt["lower"] < sprt["llr"] < sprt["upper"]
+        done = shown["tournament"]["done"]
+        assert done < shown["tournament"]["total_games"] and shown["tournament"]["status"] == "finished"
+        terminations = shown["standings"]["terminations"]
+        assert terminations["illegal-move"] >= 1 and sum(terminations.values()) == done
+        page = get_page(client, "/tournament/1")
+        assert f"LLR {sprt['llr']} in [{sprt['lower']}, {sprt['upper']}], {sprt['decision']}" in page
+        (illegal, *_) = [g for g in shown["games"] if g["termination"] == "illegal-move"]
+        game = get_json(client, f"/api/game/{illegal['id']}")
+        assert game["game"]["termination"] == "illegal-move" and "illegal move" in game["game"]["detail"]
+        assert str(escape(game["game"]["detail"])) in get_page(client, f"/game/{game['game']['id']}")
+    app.state.reader.close()
 
 
 def test_loopback():
