@@ -21,6 +21,7 @@ from markupsafe import escape  # what the templates escape with
 from starlette.testclient import TestClient
 
 from arbiter.cli.web import is_loopback
+from arbiter.store import Store
 from arbiter.web import create_app, data
 
 PYTHON = sys.executable
@@ -103,6 +104,25 @@ def test_tournament_figures_are_the_command_lines(client, db):
         assert f"<td class=\"n\">{engine['elo']}</td><td class=\"n\">{engine['elo_error']}</td>" in page
     for name, count in shown["standings"]["terminations"].items():
         assert f"<tr><td>{name}</td><td class=\"n\">{count}</td></tr>" in page
+
+
+def test_a_game_stored_later_shows_at_the_next_look(db, tmp_path):
+    """The standings are remembered between looks only while no game is
+    stored: one stored meanwhile (as a running tournament stores them) counts."""
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(db.read_bytes())
+    app = create_app(copy)
+    with TestClient(app) as client:
+        before = get_json(client, "/api/tournament/1")
+        with Store(copy) as store:
+            row = store.games(1)[0]
+            store.save_game(1, key="extra", seq=MATCH_GAMES, round=2, pairing=1, index=1, pair=99,
+                            opening={}, record=row["record"])
+        after = get_json(client, "/api/tournament/1")
+    app.state.reader.close()
+    assert after["tournament"]["done"] == before["tournament"]["done"] + 1
+    assert after["standings"]["games"] == before["standings"]["games"] + 1
+    assert after["games"][0]["key"] == "extra"
 
 
 def test_crosstable_from_both_sides(client):

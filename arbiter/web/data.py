@@ -53,6 +53,10 @@ class Reader:
     def __init__(self, path: str | Path):
         self.store = Store(path, readonly=True)
         self._lock = threading.Lock()
+        #: each tournament's standings JSON with the (games, updated) it was
+        #: computed at: recomputed only when a game was stored since (a
+        #: finished tournament of 10,000 games costs its recount once)
+        self._standings: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
 
     def close(self) -> None:
         self.store.close()
@@ -90,7 +94,12 @@ class Reader:
             if row is None:
                 raise NotFound(f"no tournament {tournament_id}")
             summary = _summary(store, row)
-            standings = tournament_standings(store, row).to_json()
+            stamp = (summary["done"], row["updated"], row["status"])
+            cached = self._standings.get(tournament_id)
+            if cached is None or cached[0] != stamp:
+                cached = stamp, tournament_standings(store, row).to_json()
+                self._standings[tournament_id] = cached
+            standings = cached[1]
         total = summary["done"]
         offset = _offset(page, total)
         games = self._query(f"select {_LIST_COLUMNS} from games where tournament = ? "
