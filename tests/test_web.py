@@ -290,7 +290,10 @@ def test_loopback():
 
 def test_command_errors(tmp_path, db):
     run = invoke("web", "--db", tmp_path / "none.db")
-    assert run.returncode == 2 and "no database at" in run.stderr
+    assert run.returncode == 2 and "no database at" in run.stderr and "warning" not in run.stderr
+    # off loopback: the warning comes first (here the missing database then stops it)
+    run = invoke("web", "--db", tmp_path / "none.db", "--http", "0.0.0.0:0")
+    assert "warning: --http 0.0.0.0:0 is not loopback" in run.stderr and run.returncode == 2
     for bad in ("8000", "127.0.0.1:", "127.0.0.1:x", "127.0.0.1:70000"):
         run = invoke("web", "--db", db, "--http", bad)
         assert run.returncode == 2 and "give HOST:PORT" in run.stderr, bad

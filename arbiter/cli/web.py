@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import ipaddress
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from arbiter.store import DEFAULT_DB, StoreError
 
 from .app import Interrupted, app, exit_interrupted, fail, run_interruptible
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 #: where the view listens unless told: loopback, so only this machine sees it
 DEFAULT_HTTP = "127.0.0.1:8000"
@@ -49,13 +53,13 @@ def web(
     from arbiter.web import create_app
 
     host, port = parse_http(http)
+    if not is_loopback(host):
+        print(f"arbiter: warning: --http {http} is not loopback: anyone who can reach this "
+              "machine can read every tournament in the database", file=sys.stderr)
     try:
         view = create_app(db)
     except StoreError as exc:
         fail(str(exc))
-    if not is_loopback(host):
-        print(f"arbiter: warning: --http {http} is not loopback: anyone who can reach this "
-              "machine can read every tournament in the database", file=sys.stderr)
     try:
         run_interruptible(lambda: _serve(view, host, port))
     except Interrupted as exc:
@@ -64,7 +68,7 @@ def web(
         view.state.reader.close()
 
 
-async def _serve(view, host: str, port: int) -> None:
+async def _serve(view: Starlette, host: str, port: int) -> None:
     """Serve until cancelled, printing the URL once the socket listens."""
     import trio
     from hypercorn.config import Config
