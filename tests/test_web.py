@@ -283,6 +283,25 @@ def test_an_sprt_stop_and_illegal_moves(tmp_path):
     app.state.reader.close()
 
 
+def test_an_aborted_tournament_without_games(tmp_path):
+    """A real match aborted before its first game (an engine that exits at
+    once): its note, its empty standings and crosstable, page 1 of no games."""
+    path = tmp_path / "aborted.db"
+    run = invoke("match", "troll", "cmd=false name=bad", GREEDY, "--tc", "10+0.1", "--db", path, "--plain")
+    assert run.returncode == 1, run.stderr
+    app = create_app(path)
+    with TestClient(app) as client:
+        shown = get_json(client, "/api/tournament/1")
+        assert shown["tournament"]["status"] == "aborted" and "handshake" in shown["tournament"]["note"]
+        assert shown["games"] == [] and shown["page"]["pages"] == 1 and shown["standings"]["pairs"] == []
+        assert all(cell is None for row in shown["crosstable"]["rows"] for cell in row["cells"])
+        assert client.get("/api/tournament/1?page=2").status_code == 404
+        page = get_page(client, "/tournament/1")
+        assert "aborted" in page and "page 1 of 1 (0 games" in page
+        assert get_json(client, "/api/engine/bad")["games"] == []  # an engine with no games yet
+    app.state.reader.close()
+
+
 def test_loopback():
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.1.2.3", "::1", "localhost"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "192.168.1.2", "example.org"))
