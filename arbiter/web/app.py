@@ -38,13 +38,23 @@ MAX_DIGITS = 18
 _TEMPLATES = Path(__file__).with_name("templates")
 
 
-def _number(text: str | None, what: str, default: int | None = None) -> int | None:
-    """A number from a URL (``default`` when absent), else :class:`NotFound`."""
-    if text is None:
-        return default
+def _number(text: str, what: str) -> int:
+    """A number from a URL, else :class:`NotFound` naming ``what``."""
     if not (text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS):
         raise NotFound(f"bad {what}")
     return int(text)
+
+
+def _query_number(request: Request, name: str, default: int | None) -> int | None:
+    """The query parameter ``name`` as a number (``default`` when absent)."""
+    text = request.query_params.get(name)
+    return default if text is None else _number(text, name)
+
+
+def _page(request: Request) -> int:
+    page = _query_number(request, "page", 1)
+    assert page is not None  # it has a default
+    return page
 
 
 def _environment() -> Environment:
@@ -83,26 +93,19 @@ class _Pages:
 
     def tournament(self, request: Request, api: bool) -> Response:
         tid = _number(request.path_params["id"], "tournament id")
-        page = _number(request.query_params.get("page"), "page", 1)
-        assert tid is not None and page is not None
-        return self.page("tournament.html", api, self.reader.tournament(tid, page))
+        return self.page("tournament.html", api, self.reader.tournament(tid, _page(request)))
 
     def game(self, request: Request, api: bool) -> Response:
         gid = _number(request.path_params["id"], "game id")
-        ply = _number(request.query_params.get("ply"), "ply")
-        assert gid is not None
-        return self.page("game.html", api, self.reader.game(gid, ply))
+        return self.page("game.html", api, self.reader.game(gid, _query_number(request, "ply", None)))
 
     def pgn(self, request: Request) -> Response:
         gid = _number(request.path_params["id"], "game id")
-        assert gid is not None
         return PlainTextResponse(self.reader.game_pgn(gid), media_type="application/x-chess-pgn",
                                  headers={"Content-Disposition": f'attachment; filename="game-{gid}.pgn"'})
 
     def engine(self, request: Request, api: bool) -> Response:
-        page = _number(request.query_params.get("page"), "page", 1)
-        assert page is not None
-        return self.page("engine.html", api, self.reader.engine(request.path_params["name"], page))
+        return self.page("engine.html", api, self.reader.engine(request.path_params["name"], _page(request)))
 
 
 #: headers of every response: no type sniffing (a PGN download holding
