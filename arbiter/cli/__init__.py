@@ -43,6 +43,7 @@ COMMAND_MODULES: dict[str, str] = {
     "token": "server",
     "serve": "server",
     "connect": "server",
+    "web": "web",
 }
 
 

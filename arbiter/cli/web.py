@@ -1,0 +1,84 @@
+"""``arbiter web``: the web view of a results database (``specs/web.md``).
+
+Served by Hypercorn's trio worker inside this trio process, under the
+command line's one interrupt policy: Ctrl-C (or SIGTERM, SIGHUP) cancels
+the server and the command exits 130.  The database is opened read-only and
+nothing is ever written to it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import sys
+from typing import TYPE_CHECKING
+
+import typer
+
+from arbiter.store import DEFAULT_DB, StoreError
+
+from .app import Interrupted, app, exit_interrupted, fail, run_interruptible
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
+
+#: where the view listens unless told: loopback, so only this machine sees it
+DEFAULT_HTTP = "127.0.0.1:8000"
+
+
+def parse_http(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8000`` for IPv6) as (host, port), or ``fail()``."""
+    host, sep, port = text.rpartition(":")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        fail(f"--http {text}: give HOST:PORT, such as {DEFAULT_HTTP}")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is reachable only from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve anywhere
+
+
+@app.command()
+def web(
+    db: str = typer.Option(DEFAULT_DB, "--db", help="results database (read only)"),
+    http: str = typer.Option(DEFAULT_HTTP, "--http", help="HOST:PORT to listen on (port 0: any free port)"),
+) -> None:
+    """A read-only web view of the database: tournaments, standings, games with board pictures."""
+    from arbiter.web import create_app
+
+    host, port = parse_http(http)
+    if not is_loopback(host):
+        print(f"arbiter: warning: --http {http} is not loopback: anyone who can reach this "
+              "machine can read every tournament in the database", file=sys.stderr)
+    try:
+        view = create_app(db)
+    except StoreError as exc:
+        fail(str(exc))
+    try:
+        run_interruptible(lambda: _serve(view, host, port))
+    except Interrupted as exc:
+        exit_interrupted(exc, "the web view stopped; the database was not changed")
+    finally:
+        view.state.reader.close()
+
+
+async def _serve(view: Starlette, host: str, port: int) -> None:
+    """Serve until cancelled, printing the URL once the socket listens."""
+    import trio
+    from hypercorn.config import Config
+    from hypercorn.trio import serve
+
+    config = Config()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.accesslog = None
+    config.errorlog = None  # the command says what matters; a viewer's error is not ours
+    async with trio.open_nursery() as nursery:
+        binds = await nursery.start(serve, view, config)
+        for url in binds:
+            print(f"arbiter: web view of {view.state.reader.store.path} at {url}/", flush=True)

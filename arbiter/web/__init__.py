@@ -1,0 +1,12 @@
+"""The web view of a results database (``arbiter web``; ``specs/web.md``).
+
+:func:`create_app` builds the Starlette application over one database:
+``app.py`` has the routes, ``data.py`` the read-only queries (through the
+store and standings code the command line uses), ``templates/`` the pages.
+"""
+
+from __future__ import annotations
+
+from .app import create_app
+
+__all__ = ["create_app"]
