@@ -18,6 +18,11 @@ checker's probe, which reads them itself):
 * the process is never reaped before its group is killed (:meth:`exit_status`
   and :meth:`wait_exit` look without reaping), so its pid, which is also the
   group's id, cannot be reused in between;
+* on Linux nothing escapes: descendants that left the group (``setsid``)
+  are found by the engine's :data:`ENGINE_MARK` below the arbiter (a child
+  subreaper) and killed and reaped at the shutdown, and the engine gets the
+  parent-death signal, so it ends with an arbiter killed by SIGKILL (see
+  :class:`_Spawner`);
 * :class:`IOLog` is its I/O log (``--log DIR``).
 """
 
