@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["proc_table", "pid_alive", "live_group_members", "descendants", "cmdline"]
+__all__ = ["proc_table", "pid_alive", "live_group_members", "descendants", "cmdline", "with_environ"]
 
 #: process states that count as gone (zombie, dead)
 GONE = ("Z", "X")
@@ -82,3 +82,18 @@ def cmdline(pid: int) -> str:
             return f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip() or "?"
     except OSError:
         return "?"
+
+
+def with_environ(entry: bytes, pids: set[int] | list[int]) -> list[int]:
+    """Those of ``pids`` whose initial environment holds the exact entry
+    ``entry`` (``b"NAME=value"``), sorted.  Zombies and processes of other
+    users have no readable environment, so they are never in the answer."""
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as file:
+                if entry in file.read().split(b"\0"):
+                    found.append(pid)
+        except OSError:
+            continue
+    return sorted(found)

@@ -18,16 +18,26 @@ checker's probe, which reads them itself):
 * the process is never reaped before its group is killed (:meth:`exit_status`
   and :meth:`wait_exit` look without reaping), so its pid, which is also the
   group's id, cannot be reused in between;
+* on Linux nothing escapes: descendants that left the group (``setsid``)
+  are found by the engine's :data:`ENGINE_MARK` below the arbiter (a child
+  subreaper) and killed and reaped at the shutdown, and the engine gets the
+  parent-death signal, so it ends with an arbiter killed by SIGKILL (see
+  :class:`_Spawner`);
 * :class:`IOLog` is its I/O log (``--log DIR``).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import ctypes
 import dataclasses
+import itertools
 import os
 import re
 import shlex
 import signal
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
@@ -35,7 +45,7 @@ import trio
 
 from arbiter.engine.config import EngineConfig, EngineTimeouts
 from arbiter.engine.errors import EngineStartError
-from arbiter.procs import live_group_members
+from arbiter.procs import GONE, descendants, live_group_members, proc_table, with_environ
 from protocol.messages import Quit
 
 __all__ = ["EngineProcess", "IOLog", "log_dir_problem", "QUIT_LINE"]
@@ -55,6 +65,97 @@ GROUP_GONE_WAIT = 1.0
 STDIN_CLOSE_WAIT = 0.1
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+#: The environment variable that marks every process an engine starts (it is
+#: inherited), so that its descendants that left its process group can be
+#: found at its shutdown: ``<arbiter pid>.<engine number>``.
+ENGINE_MARK = "ARBITER_ENGINE"
+
+# prctl(2) options (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's prctl (Linux), or None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+    prctl.restype = ctypes.c_int
+    return prctl
+
+
+_PRCTL = _load_prctl()
+_ENGINE_NUMBERS = itertools.count(1)
+
+
+class _Spawner:
+    """Where engine processes are forked: one thread that lives as long as the
+    arbiter.  The parent-death signal fires when the *thread* that forked a
+    process exits, and trio's own worker threads exit when idle, which would
+    kill the engine; so the fork never happens in one of them.  The first use
+    also makes the arbiter a child subreaper, so that orphaned descendants of
+    an engine are reparented to it (and can be found and reaped) rather than
+    to init."""
+
+    _pool: concurrent.futures.ThreadPoolExecutor | None = None
+    #: pids of the engine processes not reaped yet (owned by their trio.Process)
+    own: set[int] = set()
+    #: forks under way, whose pid is not in :attr:`own` yet
+    in_flight = 0
+
+    @classmethod
+    def _executor(cls) -> concurrent.futures.ThreadPoolExecutor:
+        if cls._pool is None:
+            if _PRCTL is not None:
+                _PRCTL(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            cls._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="engine-spawner")
+        return cls._pool
+
+    @classmethod
+    async def open(cls, argv: list[str], cwd: str | None, env: dict[str, str]) -> trio.Process:
+        """:func:`trio.lowlevel.open_process` with pipes for stdin, stdout and
+        stderr and its own session, forked by the spawner thread, with the
+        parent-death signal SIGKILL set in the child before exec."""
+        pipes = [os.pipe() for _ in range(3)]  # (read, write); close-on-exec until dup2'd
+        child_ends = [pipes[0][0], pipes[1][1], pipes[2][1]]
+        ours = [pipes[0][1], pipes[1][0], pipes[2][0]]
+        arbiter = os.getpid()
+        cls.in_flight += 1
+        try:
+            future = cls._executor().submit(
+                subprocess.Popen, argv, stdin=child_ends[0], stdout=child_ends[1],
+                stderr=child_ends[2], cwd=cwd, env=env,
+                start_new_session=True,  # its own process group: see EngineProcess.aclose
+                preexec_fn=(lambda: _die_with(arbiter)) if _PRCTL is not None else None)
+            popen = await trio.to_thread.run_sync(future.result)  # not cancellable: no leak
+            cls.own.add(popen.pid)
+        except BaseException:
+            for fd in ours:
+                os.close(fd)
+            raise
+        finally:
+            cls.in_flight -= 1
+            for fd in child_ends:
+                os.close(fd)
+        streams = [trio.lowlevel.FdStream(fd) for fd in ours]
+        # trio.Process has no public constructor for a Popen made elsewhere
+        return trio.Process._create(popen, *streams)
+
+
+def _die_with(arbiter: int) -> None:
+    """In the child, between fork and exec: SIGKILL when the spawner thread
+    (hence the arbiter) dies; if the arbiter died already (after the fork,
+    before the prctl), exit at once.  Kept tiny: it runs in a forked copy of a
+    threaded process."""
+    assert _PRCTL is not None
+    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != arbiter:
+        os._exit(1)
 
 
 class IOLog:
@@ -125,6 +226,7 @@ class EngineProcess:
         self._exited = trio.Event()
         self._pidfd: int | None = None
         self._exit_status: str | None = None
+        self._mark = ""  # its ENGINE_MARK value, set by spawn
 
     @property
     def process(self) -> trio.Process | None:
@@ -151,7 +253,8 @@ class EngineProcess:
             raise RuntimeError(f"engine {self.config.label!r} was already started")
         config = self.config
         argv = config.argv()
-        env = dict(os.environ, **config.env) if config.env else None
+        self._mark = f"{os.getpid()}.{next(_ENGINE_NUMBERS)}"
+        env = dict(os.environ, **config.env, **{ENGINE_MARK: self._mark})
         cwd = config.dir
         if cwd is not None and not await trio.Path(cwd).is_dir():
             raise EngineStartError(config.label, f"working directory {cwd!r} does not exist")
@@ -161,13 +264,11 @@ class EngineProcess:
                 raise EngineStartError(config.label, f"cannot write its I/O log into "
                                                      f"{self._log_dir!r}: {problem}")
         try:
-            self._process = process = await trio.lowlevel.open_process(
-                argv, stdin=-1, stdout=-1, stderr=-1, cwd=cwd, env=env,
-                start_new_session=True,  # its own process group: see aclose
-            )
-        except OSError as exc:
+            self._process = process = await _Spawner.open(argv, cwd, env)
+        except (OSError, subprocess.SubprocessError) as exc:
             raise EngineStartError(
-                config.label, f"cannot start {shlex.join(argv)!r}: {exc.strerror or exc}") from None
+                config.label,
+                f"cannot start {shlex.join(argv)!r}: {getattr(exc, 'strerror', None) or exc}") from None
         self.pid = process.pid
         self.started_at = trio.current_time()
         if self._log_dir is not None:
@@ -325,11 +426,49 @@ class EngineProcess:
         process = self._started()
         self._signal_group(signal.SIGKILL)
         await process.wait()
+        _Spawner.own.discard(process.pid)
         with trio.move_on_after(GROUP_GONE_WAIT):
             while live_group_members(process.pid):  # noqa: ASYNC110 - /proc has no event to wait for
                 await trio.sleep(0.005)
+        await self._end_escapees()
         if self.io_log is not None:
             self.io_log.write("#", f"ended: {_describe_status(process.returncode)}")
+
+    async def _end_escapees(self) -> None:
+        """SIGKILL the descendants of the engine that left its process group
+        (``setsid``), found below the arbiter (a subreaper: orphans come back
+        to it) by the engine's :data:`ENGINE_MARK`, and wait (briefly) until
+        each is gone, reaping those that are the arbiter's children, so that
+        no zombie remains either.  Linux only (``/proc``)."""
+        if _PRCTL is None or not self._mark:
+            return
+        entry = f"{ENGINE_MARK}={self._mark}".encode()
+        me = os.getpid()
+        table = proc_table()
+        _reap_orphans(table)
+        escapees = with_environ(entry, descendants(me, table))
+        if not escapees:
+            return
+        if self.io_log is not None:
+            self.io_log.write("#", f"SIGKILL to {len(escapees)} process(es) that left the group: "
+                                   + " ".join(map(str, escapees)))
+        for pid in escapees:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        left = set(escapees)
+        with trio.move_on_after(GROUP_GONE_WAIT):
+            while left:
+                table = proc_table()
+                for pid in list(left):
+                    state, ppid, _ = table.get(pid, ("X", 0, 0))
+                    if state in GONE and ppid == me:
+                        _reap(pid)
+                    if pid not in table or (state in GONE and ppid == me):
+                        left.discard(pid)
+                if left:
+                    await trio.sleep(0.005)
 
     def _signal_group(self, sig: int) -> None:
         try:
@@ -342,6 +481,28 @@ async def _close_quietly(stream: trio.abc.AsyncResource) -> None:
     try:
         await stream.aclose()
     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+        pass
+
+
+def _reap_orphans(table: dict[int, tuple[str, int, int]]) -> None:
+    """Reap the dead children of the arbiter that are not its engines: orphans
+    of engines (reparented to it, a subreaper) that ended on their own.  The
+    arbiter starts no other processes; while a fork is under way its child
+    cannot be told from an orphan yet, so nothing is reaped then."""
+    if _Spawner.in_flight:
+        return
+    me = os.getpid()
+    for pid, (state, ppid, _) in table.items():
+        if ppid == me and state in GONE and pid not in _Spawner.own:
+            _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit of ``pid``, a dead child of the arbiter that no
+    :class:`trio.Process` owns (an engine's orphan)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
         pass
 
 
