@@ -45,6 +45,11 @@ from arbiter.games import GAME_NAMES  # noqa: E402
 
 REPLAY = os.path.join(ROOT, "tests", "bad_engines", "replay.py")
 
+#: The floor plays this many times the arbiter's games: a floor ply costs
+#: about a tenth of the arbiter's, so equal game counts would leave its
+#: marginal figure within the noise of the process's start and end.
+FLOOR_SCALE = 10
+
 #: Runs a module (``-m`` style) and writes its own RUSAGE_SELF CPU seconds to
 #: the file named by ``$CPU_OUT`` at exit (atexit runs on ``sys.exit``).
 WRAPPER = r"""
@@ -153,8 +158,8 @@ def main() -> None:
         for round_ in range(args.rounds):
             a_small, pa_small = arbiter_cpu(args.game, moves, args.small, workdir)
             a_large, pa_large = arbiter_cpu(args.game, moves, args.large, workdir)
-            f_small, pf_small = floor_cpu(moves, args.small, workdir)
-            f_large, pf_large = floor_cpu(moves, args.large, workdir)
+            f_small, pf_small = floor_cpu(moves, args.small * FLOOR_SCALE, workdir)
+            f_large, pf_large = floor_cpu(moves, args.large * FLOOR_SCALE, workdir)
             arbiter_per_ply = (a_large - a_small) / (pa_large - pa_small) * 1e6
             floor_per_ply = (f_large - f_small) / (pf_large - pf_small) * 1e6
             ours.append(arbiter_per_ply)
