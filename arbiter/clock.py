@@ -128,7 +128,7 @@ class TimeControl:
         return not self.is_timed and self.depth is None and self.nodes is None
 
     @classmethod
-    @lru_cache(maxsize=256)  # a TimeControl is immutable: one parse per spelling (per game before)
+    @lru_cache(maxsize=256)  # a TimeControl is immutable: one parse per spelling
     def parse(cls, text: str) -> TimeControl:
         """Parse cutechess syntax (see the module docstring); TimeControlError if bad."""
         whole = text

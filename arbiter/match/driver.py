@@ -102,10 +102,10 @@ class _Driver:
         reading) is bounded too; when it fires before the search's own
         deadline (the write took time), the rest is waited out.
 
-        Kept for speed (one seam, bench/README.md): the deadlines are set on
-        one cancel scope that serves searches until one of them is cancelled
-        (a deadline passed, or an engine faulted: :meth:`interrupt`);
-        entering a scope per search costs three times as much."""
+        Kept for speed (one seam, ``bench/README.md`` §The match): the
+        deadlines are set on one cancel scope that serves searches until one
+        of them is cancelled (a deadline passed, or an engine faulted:
+        :meth:`interrupt`), rather than a scope per search."""
         action: Action = go
         engine = self.players[go.color].engine
         before = self._started

@@ -175,7 +175,7 @@ class MatchStateError(RuntimeError):
 class CanonicalSpellings:
     """Judge a move text: the canonical move and the position after it.
 
-    Kept trick (``bench/README.md`` §overhead.py): the move strings the
+    Kept trick (``bench/README.md`` §The match): the move strings the
     referee has confirmed to be canonical spellings go straight to
     ``play()``, which judges them without ``parse_move`` (whose explanations
     list the legal moves: in Troll most of a ply's referee time).  Being a
