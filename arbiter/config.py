@@ -36,6 +36,7 @@ from arbiter.enginespec import (
     EngineSpecError,
     load_engines_file,
     parse_engine_spec,
+    read_bounded_text,
     read_toml,
 )
 from arbiter.games import GameError, get_game
@@ -399,19 +400,9 @@ def read_openings(game: str, path: str) -> list[Opening]:
     """An openings file, each line checked by the referee (errors name
     file:line).  At most :data:`~arbiter.schedule.MAX_OPENINGS_BYTES` are
     read: a larger file (``/dev/zero``) is refused, not read into memory."""
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_OPENINGS_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read openings: {exc.strerror or exc}") from None
-    if len(data) > MAX_OPENINGS_BYTES:
-        raise ConfigError(f"{path}: an openings file of more than {MAX_OPENINGS_BYTES} bytes "
-                          "(the limit); is it the right file?")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise ConfigError(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = read_bounded_text(path, MAX_OPENINGS_BYTES, ConfigError, cannot_read="cannot read openings",
+                             too_big=f"an openings file of more than {MAX_OPENINGS_BYTES} bytes (the "
+                                     "limit); is it the right file?")
     try:
         return parse_openings(get_game(game), text, path)
     except (ScheduleError, GameError) as exc:

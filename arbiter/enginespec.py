@@ -31,6 +31,7 @@ import copy
 import os
 import shlex
 import tomllib
+from collections.abc import Callable
 from typing import Any
 
 from arbiter.clock import MAX_TIME_MS, TimeControl, TimeControlError
@@ -193,23 +194,33 @@ def _named(name: str, engines: dict[str, EngineConfig] | None, engines_file: str
     return engines[name]
 
 
+def read_bounded_text(path: str, limit: int, error: Callable[[str], Exception], *,
+                      cannot_read: str, too_big: str) -> str:
+    """The UTF-8 text of the file ``path``, reading at most ``limit`` bytes
+    (so ``/dev/zero`` costs ``limit``, not the machine), or
+    ``error("<path>...: why")``: ``"<path>: <cannot_read>: <reason>"``,
+    ``"<path>: <too_big>"``, or the line and byte of the first invalid UTF-8."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read(limit + 1)
+    except OSError as exc:
+        raise error(f"{path}: {cannot_read}: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise error(f"{path}: {too_big}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
 def read_toml(path: str, error: type[Exception] = EngineSpecError) -> dict[str, Any]:
     """The data of a TOML file, or ``error("<path>: why")`` when it cannot be
     read, is larger than :data:`MAX_TOML_BYTES`, is not UTF-8 or is not TOML
     (engines files, tournament config files)."""
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_TOML_BYTES + 1)
-    except OSError as exc:
-        raise error(f"{path}: cannot read: {exc.strerror or exc}") from None
-    if len(data) > MAX_TOML_BYTES:
-        raise error(f"{path}: more than {MAX_TOML_BYTES} bytes (the limit of a TOML file here); "
-                    "is it the right file?")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise error(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    text = read_bounded_text(path, MAX_TOML_BYTES, error, cannot_read="cannot read",
+                             too_big=f"more than {MAX_TOML_BYTES} bytes (the limit of a TOML file "
+                                     "here); is it the right file?")
     try:
         return tomllib.loads(text)
     except ValueError as exc:  # TOMLDecodeError, or an integer of thousands of digits
