@@ -28,7 +28,7 @@ from typing import Any
 
 from arbiter.games import Termination
 
-__all__ = ["MatchTermination", "ScoreKind", "Score", "Ply", "MoveRecord", "GameRecord", "Ending"]
+__all__ = ["MatchTermination", "ScoreKind", "Score", "Ply", "GameRecord", "Ending"]
 
 
 class MatchTermination(enum.StrEnum):
@@ -165,9 +165,6 @@ class Ply:
             "move", "color", "time_ms", "clock_ms", "engine_time_ms", "score", "depth", "nodes")}
         return cls(**fields, pv=list(data.get("pv") or []))
 
-
-#: The old name of :class:`Ply`, kept while callers move over.
-MoveRecord = Ply
 
 
 @dataclass

@@ -45,8 +45,9 @@ from arbiter.clock import TimeControl
 from arbiter.config import TournamentConfig
 from arbiter.engine import Engine, EngineStartError, EngineTimeouts, open_engine
 from arbiter.games import get_game
-from arbiter.match import GameRecord, play_game
+from arbiter.match import play_game
 from arbiter.rating import SPRT, SPRTConfigError
+from arbiter.record import GameRecord
 from arbiter.schedule import ScheduledGame
 from arbiter.standings import Standings, Tally, compute_standings
 from arbiter.store import (

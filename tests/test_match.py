@@ -26,7 +26,8 @@ from arbiter.cli import app
 from arbiter.engine import EngineConfig, EngineStartError, EngineTimeouts, open_engine
 from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
 from arbiter.games import Color, Termination, get_game
-from arbiter.match import GameRecord, MatchTermination, play_engines, play_game
+from arbiter.match import MatchTermination, play_engines, play_game
+from arbiter.record import GameRecord
 
 M = MatchTermination
 

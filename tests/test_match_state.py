@@ -26,7 +26,7 @@ from arbiter.match.state import (
     Phase,
     Stop,
 )
-from arbiter.record import GameRecord, MatchTermination, MoveRecord, Ply, Score, ScoreKind
+from arbiter.record import GameRecord, MatchTermination, Ply, Score, ScoreKind
 
 M = MatchTermination
 WHITE, BLACK = Color.WHITE, Color.BLACK
@@ -537,8 +537,8 @@ def test_the_score_of_an_info_mate_first_and_winprob_as_written():
 
 
 def test_a_ply_takes_its_score_as_text_and_writes_it_as_text():
-    ply = MoveRecord("d5", "white", 12, score="cp 35")
-    assert MoveRecord is Ply and ply.score == Score(ScoreKind.CP, 35)
+    ply = Ply("d5", "white", 12, score="cp 35")
+    assert ply.score == Score(ScoreKind.CP, 35)
     assert ply.to_dict()["score"] == "cp 35"
     assert Ply.from_dict(ply.to_dict()) == ply
     with pytest.raises(ValueError, match="bad score"):

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from arbiter import records
 from arbiter.games import GAME_NAMES, Color, IllegalMoveError, get_game
-from arbiter.match import GameRecord, MoveRecord
 from arbiter.pgn import format_score, format_seconds, parse_move_comment, parse_score
+from arbiter.record import GameRecord, Ply
 
 DATA = Path(__file__).parent / "data" / "records"
 HANDWRITTEN = DATA / "handwritten.pgn"
@@ -67,7 +67,7 @@ def _random_record(name: str, seed: int, book: int, from_fen_after: int,
         move = rng.choice(sorted(position.legal_moves()))
         played.append((move, position.to_move))
         position = position.play(move)
-    moves = [MoveRecord(move, color.value, rng.randint(0, 5000), score=rng.choice(SCORES),
+    moves = [Ply(move, color.value, rng.randint(0, 5000), score=rng.choice(SCORES),
                         depth=rng.choice([None, rng.randint(1, 30)])) for move, color in played]
     outcome = position.outcome()
     if stop_early or outcome is None:

@@ -8,13 +8,8 @@ The record of a finished game lives below both, in :mod:`arbiter.record`.
 """
 
 from arbiter.engine import EngineStartError
-from arbiter.record import GameRecord, MatchTermination, MoveRecord
+from arbiter.record import MatchTermination
 
 from .driver import DEFAULT_TC, Player, play_engines, play_game
 
-# GameRecord and MoveRecord are re-exported for the modules that still import
-# them from here; their home is arbiter.record (MoveRecord is now Ply).
-__all__ = [
-    "play_game", "play_engines", "Player", "DEFAULT_TC", "MatchTermination", "EngineStartError",
-    "GameRecord", "MoveRecord",
-]
+__all__ = ["play_game", "play_engines", "Player", "DEFAULT_TC", "MatchTermination", "EngineStartError"]
