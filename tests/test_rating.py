@@ -215,11 +215,50 @@ def test_all_wins_and_all_losses_are_infinite():
 
 def test_all_draws():
     s = PairStats(0, 10, 0)
-    # var = 10/4/10 - 0.25 = 0: the interval collapses on 0, nElo is 0, LOS 1/2.
+    # var = 10/4/10 - 0.25 = 0: no spread, so no interval (not a +/- 0 one:
+    # §Edge cases); nElo is 0, LOS 1/2.
     assert s.elo == 0.0
-    assert s.elo_interval == (0.0, 0.0)
-    assert s.nelo == 0.0 and s.nelo_interval == (0.0, 0.0)
+    assert s.elo_interval is None and s.elo_error is None
+    assert s.nelo == 0.0 and s.nelo_interval is None
     assert s.los == 0.5
+    assert s.reason("elo_error") == "every game drawn: the results have no spread to measure"
+    assert s.reason("elo") is None and s.reason("los") is None
+
+
+def test_one_kind_of_game_pair_has_no_interval():
+    """specs/ratings.md §Edge cases: ten WD pairs (each 1.5 points) have no
+    spread, so the pentanomial interval is undefined, not +/- 0.0."""
+    s = PairStats(10, 10, 0, (0, 0, 0, 10, 0))
+    # mu_p = 3/4, var_p = 0: Elo 400 log10(3) = 190.85, interval undefined.
+    assert s.penta_elo == approx(190.848501887865)
+    assert s.penta_elo_interval is None and s.penta_elo_error is None
+    assert s.reason("penta_elo_error") == "every game pair scored 1.5 points: the results have no spread to measure"
+    # t = 0.25 / 0: normalized Elo is infinite, and its interval infinite too.
+    assert s.penta_nelo == math.inf and s.penta_nelo_interval == (math.inf, math.inf)
+    # The games themselves do vary (W and D): the trinomial interval exists.
+    assert known(s.elo_error) > 0 and s.reason("elo_error") is None
+    # Ten WL pairs (each 1 point): the same, centred on 0.
+    even = PairStats(10, 0, 10, (0, 0, 10, 0, 0))
+    assert even.penta_elo == 0.0 and even.penta_elo_interval is None
+    assert even.reason("penta_elo_interval") == "every game pair scored 1 point: the results have no spread to measure"
+
+
+def test_reasons_name_why_a_figure_is_missing_or_infinite():
+    """specs/ratings.md §Edge cases: each None or infinite figure has a reason."""
+    assert PairStats(0, 0, 0).reason("elo") == "no games"
+    assert PairStats(3, 0, 1).reason("penta_elo") == "no game pairs (games not played in pairs)"
+    assert PairStats(3, 0, 1, (0, 0, 0, 0, 0)).reason("penta_elo") == "no complete game pair"
+    won = PairStats(5, 0, 0)
+    assert won.reason("elo") == won.reason("elo_error") == "every game won: a score of 100% has no finite Elo"
+    assert won.swapped().reason("nelo") == "every game lost: a score of 0% has no finite Elo"
+    # 9 W 1 L: mu = 0.9, se = sqrt(0.09/10) = 0.0949, mu + 1.96 se = 1.086 > 1:
+    # the upper end is clamped to a score of 1, so infinite.
+    lop = PairStats(9, 0, 1)
+    lo, hi = known(lop.elo_interval)
+    assert hi == math.inf and math.isfinite(lo) and lop.elo_error == math.inf
+    assert lop.reason("elo_interval") == "the 95% interval reaches a score of 100%: unbounded above"
+    assert lop.swapped().reason("elo_interval") == "the 95% interval reaches a score of 0%: unbounded below"
+    assert lop.reason("elo") is None and lop.reason("los") is None
 
 
 @pytest.mark.parametrize(
@@ -272,8 +311,10 @@ def test_swapping_sides_negates(s):
     if s.games:
         assert t.los == approx(1.0 - s.los, abs=1e-12)
         assert t.score == approx(1.0 - s.score)
-        lo, hi = known(s.elo_interval)
-        tlo, thi = t.elo_interval
+        assert (s.elo_interval is None) == (t.elo_interval is None)
+    if s.elo_interval is not None:
+        lo, hi = s.elo_interval
+        tlo, thi = known(t.elo_interval)
         assert (tlo, thi) == approx((-hi, -lo), abs=1e-9) or math.isinf(lo) or math.isinf(hi)
     if s.pairs:
         assert t.penta_los == approx(1.0 - s.penta_los, abs=1e-12)
@@ -281,12 +322,17 @@ def test_swapping_sides_negates(s):
 
 @given(pair_stats())
 def test_interval_contains_estimate(s):
-    if s.games:
-        lo, hi = known(s.elo_interval)
-        assert lo <= s.elo <= hi
-    if s.pairs:
-        lo, hi = known(s.penta_elo_interval)
-        assert lo <= s.penta_elo <= hi
+    # An interval is missing only for samples without spread (§Edge cases),
+    # and then a reason says so.
+    for prefix, n in (("", s.games), ("penta_", s.pairs)):
+        if not n:
+            continue
+        interval = getattr(s, prefix + "elo_interval")
+        if interval is None:
+            assert "no spread" in (s.reason(prefix + "elo_interval") or "")
+            continue
+        lo, hi = interval
+        assert lo <= getattr(s, prefix + "elo") <= hi
 
 
 # ---------------------------------------------------------------------------

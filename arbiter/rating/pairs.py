@@ -22,8 +22,17 @@ __all__ = ["pentanomial", "PairStats"]
 _BUCKET_TOLERANCE = 1e-9
 
 
-def _elo_interval(mu: float, se: float) -> Interval:
-    """Map the score interval mu -/+ Z95*se to Elo, clamping to [0, 1]."""
+def _elo_interval(mu: float, se: float) -> Interval | None:
+    """Map the score interval mu -/+ Z95*se to Elo, clamping to [0, 1].
+
+    ``None`` when the samples have no spread (``se == 0``) but the score is
+    not perfect: every sample had the same middle outcome (all draws, or every
+    game pair in one middle bucket), and an interval of zero width would claim
+    a certainty the data do not have (§Edge cases).  A perfect score keeps its
+    infinite interval.
+    """
+    if se == 0.0 and 0.0 < mu < 1.0:
+        return None
     lo = min(1.0, max(0.0, mu - Z95 * se))
     hi = min(1.0, max(0.0, mu + Z95 * se))
     return elo_from_score(lo), elo_from_score(hi)
@@ -189,8 +198,8 @@ class PairStats:
             return None
         n, mu, var = t
         centre = _normalized(mu, math.sqrt(var)) * NELO_PER_T
-        if var == 0.0:
-            return centre, centre
+        if var == 0.0:  # no spread: infinite at a perfect score, else undefined
+            return (centre, centre) if math.isinf(centre) else None
         half = Z95 * NELO_PER_T / math.sqrt(n)
         return centre - half, centre + half
 
@@ -259,8 +268,8 @@ class PairStats:
             return None
         npairs, mu, var = p
         centre = _normalized(mu, math.sqrt(2.0 * var)) * NELO_PER_T
-        if var == 0.0:
-            return centre, centre
+        if var == 0.0:  # no spread: infinite at a perfect score, else undefined
+            return (centre, centre) if math.isinf(centre) else None
         half = Z95 * NELO_PER_T / math.sqrt(2.0 * npairs)
         return centre - half, centre + half
 
@@ -272,6 +281,47 @@ class PairStats:
             return None
         npairs, mu, var = p
         return _los(mu - 0.5, math.sqrt(var / npairs))
+
+    # -- why a figure is missing or infinite -------------------------------------
+
+    def reason(self, figure: str) -> str | None:
+        """Why ``figure`` (an attribute name: ``"elo"``, ``"elo_interval"``,
+        ``"penta_nelo"``...) is ``None``, infinite, or an interval with an
+        infinite end; ``None`` when it is finite.  §Edge cases.
+
+        Displays print this next to (or instead of) the figure, and JSON puts
+        it beside the ``null`` that stands for the figure, so that a missing
+        or infinite number is never mistaken for a measured one.
+        """
+        value = getattr(self, figure)
+        ends = value if isinstance(value, tuple) else (value,)
+        if value is not None and all(math.isfinite(x) for x in ends):
+            return None
+        if figure.startswith("penta_"):
+            if self.pentanomial is None:
+                return "no game pairs (games not played in pairs)"
+            sample = self._penta()
+            if sample is None:
+                return "no complete game pair"
+            kind = "game pair"
+        else:
+            sample = self._trinomial()
+            if sample is None:
+                return "no games"
+            kind = "game"
+        _, mu, var = sample
+        if mu == 1.0:
+            return "every game won: a score of 100% has no finite Elo"
+        if mu == 0.0:
+            return "every game lost: a score of 0% has no finite Elo"
+        if var == 0.0:
+            points = 2.0 * mu  # a game pair's points: twice its per-game average
+            outcome = ("drawn" if kind == "game"
+                       else f"scored {points:g} point{'' if points == 1.0 else 's'}")
+            return f"every {kind} {outcome}: the results have no spread to measure"
+        side = "above" if value is not None and math.inf in ends else "below"
+        bound = "100%" if side == "above" else "0%"
+        return f"the 95% interval reaches a score of {bound}: unbounded {side}"
 
     # -- display ----------------------------------------------------------------
 
