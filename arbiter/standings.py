@@ -46,6 +46,55 @@ class PairLine:
     stats: PairStats
 
 
+@dataclass(frozen=True)
+class Difference:
+    """The headline of a two-engine match: ``first``'s Elo minus ``second``'s.
+
+    From the pair's own games, as cutechess-cli and fastchess print it: the
+    pentanomial figures when complete game pairs exist (``samples`` says
+    which), else the trinomial ones.  Each figure is ``None`` when unknown;
+    :meth:`reason` says why a figure is ``None`` or infinite
+    (``specs/tournament.md`` §Standings).
+    """
+
+    first: str
+    second: str
+    stats: PairStats
+
+    @property
+    def samples(self) -> str:
+        """``"pentanomial"`` (game pairs) or ``"trinomial"`` (games)."""
+        return "pentanomial" if self.stats.pairs else "trinomial"
+
+    def _figure(self, name: str) -> str:
+        return ("penta_" if self.stats.pairs else "") + name
+
+    @property
+    def elo(self) -> float | None:
+        return getattr(self.stats, self._figure("elo"))
+
+    @property
+    def elo_error(self) -> float | None:
+        return getattr(self.stats, self._figure("elo_error"))
+
+    @property
+    def elo_interval(self) -> tuple[float, float] | None:
+        return getattr(self.stats, self._figure("elo_interval"))
+
+    @property
+    def nelo(self) -> float | None:
+        return getattr(self.stats, self._figure("nelo"))
+
+    @property
+    def los(self) -> float | None:
+        return getattr(self.stats, self._figure("los"))
+
+    def reason(self, figure: str) -> str | None:
+        """Why ``figure`` (``elo``, ``elo_error``, ``elo_interval``, ``nelo``,
+        ``los``) is ``None`` or infinite; ``None`` when it is finite."""
+        return self.stats.reason(self._figure(figure))
+
+
 @dataclass
 class Standings:
     engines: list[EngineLine]
@@ -54,45 +103,93 @@ class Standings:
     terminations: Counter = field(default_factory=Counter)
     sprt: SPRT | None = None
     sprt_status: SPRTStatus | None = None
+    #: a two-engine match's Elo difference (None with more engines)
+    difference: Difference | None = None
 
     def to_json(self) -> dict[str, Any]:
-        def num(x: float | None, digits: int = 1) -> float | str | None:
-            if x is None:
-                return None
-            if math.isinf(x):
-                return "+inf" if x > 0 else "-inf"
-            return round(x, digits)
-
+        """The JSON of ``arbiter standings --json`` (``specs/tournament.md``
+        §Standings): a number that is infinite or undefined is ``null``, and
+        the object holding it says why in ``null_reasons``."""
         pairs = []
         for line in self.pairs:
             s = line.stats
-            pairs.append({
+            entry: dict[str, Any] = {
                 "first": line.first, "second": line.second, "games": s.games,
                 "wins": s.wins, "draws": s.draws, "losses": s.losses,
-                "score": num(s.score, 4), "draw_ratio": num(s.draw_ratio, 4),
-                "elo": num(s.elo), "elo_error": num(s.elo_error), "nelo": num(s.nelo),
-                "los": num(s.los, 4),
-                "pentanomial": list(s.pentanomial) if s.pentanomial else None,
-                "penta_elo": num(s.penta_elo), "penta_elo_error": num(s.penta_elo_error),
-                "penta_nelo": num(s.penta_nelo),
-            })
+                "pentanomial": list(s.pentanomial) if s.pentanomial else None}
+            entry.update(_figures(s, _PAIR_FIGURES))
+            pairs.append(entry)
         data: dict[str, Any] = {
             "games": self.games,
-            "engines": [{"name": e.name, "games": e.games, "points": e.points,
-                         "wins": e.wins, "draws": e.draws, "losses": e.losses,
-                         "elo": num(e.elo), "elo_error": num(e.error)} for e in self.engines],
+            "engines": [_engine_json(e) for e in self.engines],
             "pairs": pairs,
+            "difference": None if self.difference is None else _difference_json(self.difference),
             "terminations": dict(sorted(self.terminations.items())),
             "sprt": None,
         }
         if self.sprt is not None and self.sprt_status is not None:
-            st = self.sprt_status
-            data["sprt"] = {"elo0": self.sprt.elo0, "elo1": self.sprt.elo1,
-                            "alpha": self.sprt.alpha, "beta": self.sprt.beta,
-                            "llr": round(st.llr, 4), "lower": round(st.lower, 4),
-                            "upper": round(st.upper, 4), "decision": st.decision,
-                            "model": st.model}
+            data["sprt"] = _sprt_json(self.sprt, self.sprt_status)
         return data
+
+
+#: JSON key -> (PairStats attribute, decimals) of a pair's figures
+_PAIR_FIGURES = {
+    "score": ("score", 4), "draw_ratio": ("draw_ratio", 4),
+    "elo": ("elo", 1), "elo_error": ("elo_error", 1), "elo_interval": ("elo_interval", 1),
+    "nelo": ("nelo", 1), "los": ("los", 4),
+    "penta_elo": ("penta_elo", 1), "penta_elo_error": ("penta_elo_error", 1),
+    "penta_elo_interval": ("penta_elo_interval", 1), "penta_nelo": ("penta_nelo", 1),
+}
+
+#: the same for a match's headline difference (Difference attributes)
+_DIFFERENCE_FIGURES = {
+    "elo": ("elo", 1), "elo_error": ("elo_error", 1), "elo_interval": ("elo_interval", 1),
+    "nelo": ("nelo", 1), "los": ("los", 4),
+}
+
+
+def _json_number(x: float | None, digits: int) -> float | None:
+    """A finite number rounded, else ``None`` (JSON has no infinity)."""
+    return None if x is None or not math.isfinite(x) else round(x, digits)
+
+
+def _figures(source: Any, figures: Mapping[str, tuple[str, int]]) -> dict[str, Any]:
+    """``source``'s figures as JSON values, with ``null_reasons``: for each
+    figure that is ``null`` (or an interval with a ``null`` end), why."""
+    out: dict[str, Any] = {}
+    reasons: dict[str, str] = {}
+    for key, (attr, digits) in figures.items():
+        value = getattr(source, attr)
+        if isinstance(value, tuple):
+            out[key] = [_json_number(x, digits) for x in value]
+        else:
+            out[key] = _json_number(value, digits)
+        why = source.reason(attr)
+        if why is not None:
+            reasons[key] = why
+    out["null_reasons"] = reasons
+    return out
+
+
+def _engine_json(line: EngineLine) -> dict[str, Any]:
+    reasons = {} if line.elo is not None else {"elo": "no games", "elo_error": "no games"}
+    return {"name": line.name, "games": line.games, "points": line.points,
+            "wins": line.wins, "draws": line.draws, "losses": line.losses,
+            "elo": _json_number(line.elo, 1), "elo_error": _json_number(line.error, 1),
+            "null_reasons": reasons}
+
+
+def _difference_json(diff: Difference) -> dict[str, Any]:
+    s = diff.stats
+    return {"first": diff.first, "second": diff.second, "samples": diff.samples,
+            "games": s.games, "pairs": s.pairs, "draw_ratio": _json_number(s.draw_ratio, 4),
+            **_figures(diff, _DIFFERENCE_FIGURES)}
+
+
+def _sprt_json(sprt: SPRT, st: SPRTStatus) -> dict[str, Any]:
+    return {"elo0": sprt.elo0, "elo1": sprt.elo1, "alpha": sprt.alpha, "beta": sprt.beta,
+            "llr": round(st.llr, 4), "lower": round(st.lower, 4),
+            "upper": round(st.upper, 4), "decision": st.decision, "model": st.model}
 
 
 def compute_standings(engines: Sequence[str], games: Iterable[Mapping[str, Any]],
@@ -174,9 +271,14 @@ class Tally:
             lines.append(EngineLine(rating.engine, wins + draws + losses, self.points[rating.engine],
                                     wins, draws, losses,
                                     rating.elo, rating.error))
-        lines.sort(key=lambda e: (e.elo is None, -(e.elo or 0.0), -e.points, order[e.name]))
+        # Points first, then the rating (specs/tournament.md §Standings).
+        lines.sort(key=lambda e: (-e.points, e.elo is None, -(e.elo or 0.0), order[e.name]))
         standings = Standings(engines=lines, pairs=pairs, games=self.games,
                               terminations=Counter(self.terminations))
+        if len(order) == 2:
+            first, second = sorted(order, key=order.__getitem__)
+            stats = pairs[0].stats if pairs else PairStats(0, 0, 0)
+            standings.difference = Difference(first, second, stats)
         if sprt is not None:
             stats = pairs[0].stats if pairs else PairStats(0, 0, 0)
             standings.sprt = sprt

@@ -22,6 +22,7 @@ from arbiter.rating import (
     PairStats,
     SPRTConfigError,
     elo_from_score,
+    expected_samples_left,
     joint_ratings,
     joint_ratings_from_pairs,
     llr_pentanomial,
@@ -630,7 +631,7 @@ def test_status_decisions():
     # W = 200 + 200 = 400, D = 200 + 200 + 50 = 450, L = 50.
     win = PairStats(400, 450, 50, (0, 50, 100, 200, 100))
     st_ = s.status(win)
-    assert st_.model == "pentanomial"
+    assert st_.samples == "pentanomial" and st_.model == "normalized"
     assert st_.llr > st_.upper and st_.decision == "H1"
     # The mirror image: H0.
     lose = s.status(win.swapped())
@@ -640,7 +641,7 @@ def test_status_decisions():
     assert few.decision is None and few.lower < few.llr < few.upper
     # Without pairs the trinomial LLR is used.
     tri = s.status(PairStats(60, 0, 40))
-    assert tri.model == "trinomial"
+    assert tri.samples == "trinomial"
     assert tri.llr == approx(llr_trinomial(60, 0, 40, 0, 5))
     assert s.llr(PairStats(0, 0, 0)) == 0.0
 
@@ -706,3 +707,108 @@ def test_penta_llr_antisymmetry(c, h):
     a = llr_pentanomial(c, nelo0, nelo1)
     b = llr_pentanomial(tuple(reversed(c)), -nelo1, -nelo0)
     assert b == approx(-a, rel=1e-6, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# §SPRT models, §Expected length
+
+
+@pytest.mark.parametrize(
+    "model, counts, elo0, elo1, expected",
+    [
+        # Values published in fastchess's SPRT test suite (to two decimals);
+        # trinomial counts as (W, D, L), pentanomial as (LL, LD, DD+WL, WD, WW).
+        ("logistic", (21404, 40708, 21184), 0.5, 2.5, -1.57),
+        ("logistic", (57433, 106593, 57030), 0, 2, -2.59),
+        ("bayesian", (68965, 128429, 68526), 0, 2, -1.26),
+        ("bayesian", (21629, 41111, 21484), 0.5, 2.5, -1.13),
+        ("logistic", (223, 9863, 20279 + 1000, 10037, 246), 0.5, 2.5, -3.07),
+        ("logistic", (871, 26175, 55003 + 980, 26678, 821), 0, 2, -4.98),
+    ],
+)
+def test_llr_of_the_other_models_matches_reference_values(model, counts, elo0, elo1, expected):
+    if len(counts) == 5:
+        c = counts
+        stats = PairStats(2 * c[4] + c[3], c[1] + 2 * c[2] + c[3], 2 * c[0] + c[1], c)
+    else:
+        stats = PairStats(*counts)
+    status = SPRT(elo0, elo1, model=model).status(stats)
+    assert status.llr == approx(expected, rel=0.01, abs=0.01)
+    assert status.model == model
+    assert status.samples == ("pentanomial" if len(counts) == 5 and model != "bayesian" else "trinomial")
+
+
+def test_logistic_llr_by_hand():
+    # Without draws the distribution with mean s on {0, 1} is (1 - s, s), so
+    # LLR = W ln(s1/s0) + L ln((1-s1)/(1-s0)).  elo1 = 5: s1 = 1/(1+10^(-5/400))
+    # = 1/(1 + 0.9716279) = 0.5071951, s0 = 1/2; 60 W 40 L:
+    # 60 ln(1.0143902) + 40 ln(0.9856098) = 60 * 0.0142876 - 40 * 0.0144947
+    # = 0.857256 - 0.579788 = 0.27747.
+    s1 = score_from_elo(5)
+    assert s1 == approx(0.5071951, abs=1e-7)
+    hand = 60 * math.log(s1 / 0.5) + 40 * math.log((1 - s1) / 0.5)
+    assert hand == approx(0.27747, abs=1e-5)
+    # The empty draw bucket's 1e-3 regularization moves it by about 1e-5.
+    assert SPRT(0, 5, model="logistic").llr(PairStats(60, 0, 40)) == approx(hand, abs=1e-4)
+
+
+def test_bayesian_model_needs_a_win_and_a_loss():
+    # The draw Elo 200 log10((1-l)/l (1-w)/w) needs w, l > 0: no evidence before.
+    status = SPRT(0, 5, model="bayesian").status(PairStats(10, 5, 0, (0, 0, 1, 2, 2)))
+    assert status.llr == 0.0 and status.decision is None and status.samples == "trinomial"
+
+
+def test_sprt_model_parse_and_name():
+    s = SPRT.parse("elo0=0 elo1=5 model=Logistic")
+    assert s == SPRT(0, 5, model="logistic") and str(s).endswith("model=logistic")
+    assert SPRT.parse("elo0=0 elo1=5").model == "normalized"  # the default, as before
+    assert str(SPRT(0, 5)) == "elo0=0 elo1=5 alpha=0.05 beta=0.05 model=normalized"
+    assert SPRT.parse(str(s)) == s
+    for text, message in (("elo0=0 elo1=5 model=elo", "unknown model 'elo'"),
+                          ("elo0=0 elo1=5 model=logistic model=bayesian", "model given twice"),
+                          ("elo0=0 elo1=9000 model=logistic", "too far from 0 for the logistic model")):
+        with pytest.raises(SPRTConfigError, match=message):
+            SPRT.parse(text)
+
+
+def test_expected_length_without_drift_is_exact_for_a_fair_walk():
+    # Steps +1/-1 with probability 1/2 from 0 leave (-3, 3) after 3 * 3 = 9
+    # steps on average (a fair walk's exit time, (b - x)(x - a) / s^2 exactly).
+    assert expected_samples_left(0.0, -3.0, 3.0, (1.0, -1.0), (0.5, 0.5)) == approx(9.0)
+    assert expected_samples_left(1.0, -3.0, 3.0, (1.0, -1.0), (0.5, 0.5)) == approx(8.0)
+    assert expected_samples_left(3.0, -3.0, 3.0, (1.0, -1.0), (0.5, 0.5)) == 0.0  # decided
+    assert expected_samples_left(0.0, -3.0, 3.0, (1.0, 1.0), (0.5, 0.5)) is None  # no spread
+
+
+def test_expected_length_agrees_with_a_simulated_test():
+    """§Expected length: the Brownian approximation against 2000 simulated
+    runs of a Wald test (win 0.55, H0 p = 0.5, H1 p = 0.55, small steps)."""
+    import random
+
+    rng = random.Random(7)
+    a, b = math.log(0.05 / 0.95), math.log(0.95 / 0.05)
+    up, down = math.log(0.55 / 0.5), math.log(0.45 / 0.5)
+    lengths = []
+    for _ in range(2000):
+        x, n = 0.0, 0
+        while a < x < b:
+            x += up if rng.random() < 0.55 else down
+            n += 1
+        lengths.append(n)
+    simulated = sum(lengths) / len(lengths)
+    estimate = known(expected_samples_left(0.0, a, b, (up, down), (0.55, 0.45)))
+    # The walk overshoots a bound by up to a step (0.1 of a span of 5.9), so
+    # the approximation runs a little short.
+    assert estimate == approx(simulated, rel=0.1)
+
+
+def test_status_expects_the_games_left():
+    s = SPRT(0, 5)
+    few = s.status(PairStats(4, 7, 3, (0, 1, 3, 2, 1)))  # 7 pairs: too few to say
+    assert few.games_left is None
+    # Symmetric pairs, nElo 0 = elo0: the LLR drifts down slowly; thousands of
+    # games to go, counted in games (two per pair).
+    even = s.status(PairStats(30, 40, 30, (5, 10, 20, 10, 5)))
+    assert even.decision is None and known(even.games_left) > 1000
+    decided = s.status(PairStats(400, 450, 50, (0, 50, 100, 200, 100)))
+    assert decided.decision == "H1" and decided.games_left == 0.0

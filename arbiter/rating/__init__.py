@@ -13,8 +13,9 @@ Three layers, each usable alone, one module each:
   counting as half a win, a small virtual-draw prior), with 95% error bars,
   anchored on an engine or on the mean.  Its linear algebra is :mod:`.linalg`.
 * :class:`SPRT` (:mod:`.sprt`) -- the generalized sequential probability
-  ratio test on normalized Elo, from pentanomial counts (or W/D/L when no
-  pairs exist).
+  ratio test on normalized (default), logistic or BayesElo, from pentanomial
+  counts (or W/D/L when no pairs exist), with the games it is still expected
+  to need.
 
 :mod:`.elo` holds what they share: the Elo scale, its conversions, the normal
 law.  Scores are always from the first engine's point of view: 1 for a win,
@@ -35,7 +36,16 @@ from arbiter.rating.joint import (
     joint_ratings_from_pairs,
 )
 from arbiter.rating.pairs import PairStats, pentanomial
-from arbiter.rating.sprt import SPRT, SPRTConfigError, SPRTStatus, llr_pentanomial, llr_trinomial
+from arbiter.rating.sprt import (
+    MODELS,
+    SPRT,
+    SPRTConfigError,
+    SPRTStatus,
+    bayeselo_score,
+    expected_samples_left,
+    llr_pentanomial,
+    llr_trinomial,
+)
 
 __all__ = [
     "Z95",
@@ -53,6 +63,9 @@ __all__ = [
     "joint_ratings_from_pairs",
     "llr_trinomial",
     "llr_pentanomial",
+    "expected_samples_left",
+    "bayeselo_score",
+    "MODELS",
     "SPRT",
     "SPRTStatus",
     "SPRTConfigError",

@@ -10,14 +10,17 @@ and says where a running match stands (:class:`SPRTStatus`).  Formulas:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from arbiter.rating.elo import NELO_PER_T, check_count
+from arbiter.rating.elo import NELO_PER_T, check_count, score_from_elo
 from arbiter.rating.pairs import PairStats
 
-__all__ = ["llr_trinomial", "llr_pentanomial", "SPRT", "SPRTStatus", "SPRTConfigError"]
+__all__ = [
+    "MODELS", "llr_trinomial", "llr_pentanomial", "expected_samples_left", "bayeselo_score",
+    "SPRT", "SPRTStatus", "SPRTConfigError",
+]
 
 #: Mass given to an empty bucket before the LLR is computed (§LLR, Regularization).
 _EMPTY_BUCKET = 1e-3
@@ -103,16 +106,59 @@ def _mle_with_t(probs: Sequence[float], values: Sequence[float], t: float) -> li
     return q
 
 
-def _llr(counts: Sequence[float], values: Sequence[float], t0: float, t1: float) -> float:
-    total = sum(counts)
-    if total == 0:
-        return 0.0
-    reg = [c if c > 0 else _EMPTY_BUCKET for c in counts]
+def _mle_with_mean(probs: Sequence[float], values: Sequence[float], score: float) -> list[float]:
+    """Most likely distribution on ``values`` with mean ``score``: p^_i / (1 + x (a_i - s)).
+
+    The constraint is linear, so one secular root gives it.  §LLR (logistic).
+    """
+    b = [v - score for v in values]
+    x = _secular_root(probs, b)
+    q = [p / (1.0 + x * bi) for p, bi in zip(probs, b, strict=False)]
+    total = sum(q)
+    return [p / total for p in q]
+
+
+def _regularized(counts: Sequence[float]) -> list[float]:
+    """The counts with each empty bucket at :data:`_EMPTY_BUCKET` (§LLR)."""
+    return [c if c > 0 else _EMPTY_BUCKET for c in counts]
+
+
+def _test(counts: Sequence[float], fit: Callable[[list[float], int], list[float]]) -> _Test:
+    """The LLR of ``counts`` with the hypotheses' most likely distributions
+    ``fit(probs, 0)`` and ``fit(probs, 1)``, and what the expected length
+    needs: the LLR step of each outcome and the outcomes' empirical law."""
+    if sum(counts) == 0:
+        return _Test(0.0, (), (), 0.0)
+    reg = _regularized(counts)
     n = sum(reg)
     probs = [c / n for c in reg]
-    q0 = _mle_with_t(probs, values, t0)
-    q1 = _mle_with_t(probs, values, t1)
-    return sum(c * (math.log(a) - math.log(b)) for c, a, b in zip(reg, q1, q0, strict=False))
+    q0, q1 = fit(probs, 0), fit(probs, 1)
+    steps = tuple(math.log(a) - math.log(b) for a, b in zip(q1, q0, strict=False))
+    llr = sum(c * z for c, z in zip(reg, steps, strict=False))
+    return _Test(llr, steps, tuple(probs), float(sum(counts)))
+
+
+@dataclass(frozen=True)
+class _Test:
+    """One evaluation of the test: the LLR, the LLR step of each outcome,
+    the outcomes' (regularized) empirical probabilities, and the samples."""
+
+    llr: float
+    steps: tuple[float, ...]
+    probs: tuple[float, ...]
+    samples: float
+
+
+def _normalized_fit(values: Sequence[float], t0: float, t1: float) -> Callable[[list[float], int], list[float]]:
+    return lambda probs, h: _mle_with_t(probs, values, (t0, t1)[h])
+
+
+def _mean_fit(values: Sequence[float], s0: float, s1: float) -> Callable[[list[float], int], list[float]]:
+    return lambda probs, h: _mle_with_mean(probs, values, (s0, s1)[h])
+
+
+def _llr(counts: Sequence[float], values: Sequence[float], t0: float, t1: float) -> float:
+    return _test(counts, _normalized_fit(values, t0, t1)).llr
 
 
 def llr_trinomial(wins: int, draws: int, losses: int, nelo0: float, nelo1: float) -> float:
@@ -145,39 +191,105 @@ class SPRTConfigError(ValueError):
     """An SPRT specification that cannot be used; the message says why."""
 
 
+#: The Elo scales the hypotheses can be stated in, as fastchess names them
+#: (§SPRT models); the first is the default.
+MODELS = ("normalized", "logistic", "bayesian")
+
+Model = Literal["normalized", "logistic", "bayesian"]
+
+#: Samples (game pairs, or games without pairs) before the expected length
+#: is estimated: with fewer, the drift of the LLR rests on a handful of
+#: results and the estimate swings by orders of magnitude (§Expected length).
+MIN_SAMPLES_FOR_LENGTH = 10
+
+#: |2 m (b - a) / s^2| below which the drift counts as zero in the expected
+#: length, whose general form divides by m (§Expected length): the zero-drift
+#: form is then exact to about this relative error.
+_ZERO_DRIFT = 1e-4
+
+
+def expected_samples_left(llr: float, lower: float, upper: float, steps: Sequence[float],
+                          probs: Sequence[float]) -> float | None:
+    """Samples still expected before the LLR leaves (lower, upper).
+
+    The LLR moves by ``steps[i]`` on outcome ``i``, drawn with ``probs[i]``;
+    with drift m and variance s^2 per sample, the approximation of the LLR by
+    a Brownian motion gives the expected exit time from (a, b) starting at x:
+    (P_b (b - x) + (1 - P_b)(a - x)) / m with P_b = (1 - e^(-th(x-a))) /
+    (1 - e^(-th(b-a))), th = 2m/s^2, and (b - x)(x - a) / s^2 without drift.
+    ``None`` when the steps do not vary.  §Expected length.
+    """
+    a, b, x = lower, upper, llr
+    if not a < x < b:
+        return 0.0
+    m = sum(p * z for p, z in zip(probs, steps, strict=False))
+    var = sum(p * z * z for p, z in zip(probs, steps, strict=False)) - m * m
+    if not var > 0.0:
+        return None
+    theta = 2.0 * m / var
+    if abs(theta * (b - a)) < _ZERO_DRIFT:
+        return (b - x) * (x - a) / var
+    if theta > 0:
+        p_b = math.expm1(-theta * (x - a)) / math.expm1(-theta * (b - a))
+    else:  # written so that no exponential overflows
+        phi = -theta
+        p_b = math.exp(-phi * (b - x)) * math.expm1(-phi * (x - a)) / math.expm1(-phi * (b - a))
+    return max(0.0, (p_b * (b - x) + (1.0 - p_b) * (a - x)) / m)
+
+
 @dataclass(frozen=True)
 class SPRTStatus:
     """Where a running SPRT stands.
 
     ``decision`` is ``"H1"`` (elo1 accepted: the first engine is stronger by
     at least the margin), ``"H0"`` (elo0 accepted) or ``None`` (keep playing).
+    ``samples`` says what the LLR was computed from (game pairs or games),
+    ``model`` the Elo scale of the hypotheses, ``games_left`` how many more
+    games the test is expected to need (``None`` until it can be estimated:
+    §Expected length).
     """
 
     llr: float
     lower: float
     upper: float
     decision: Literal["H0", "H1"] | None
-    model: Literal["pentanomial", "trinomial"]
+    samples: Literal["pentanomial", "trinomial"]
+    model: Model = "normalized"
+    games_left: float | None = None
+
+
+def bayeselo_score(elo: float, draw_elo: float) -> float:
+    """Expected score at BayesElo difference ``elo`` with draw Elo ``draw_elo``:
+    P(win) + P(draw)/2 with P(win) = 1/(1+10^((draw_elo - elo)/400)) and
+    P(loss) = 1/(1+10^((draw_elo + elo)/400)).  §SPRT models."""
+    win = 1.0 / (1.0 + 10.0 ** ((draw_elo - elo) / 400.0))
+    loss = 1.0 / (1.0 + 10.0 ** ((draw_elo + elo) / 400.0))
+    return (1.0 + win - loss) / 2.0
 
 
 @dataclass(frozen=True)
 class SPRT:
-    """Wald's sequential test of nElo = elo0 against nElo = elo1.
+    """Wald's sequential test of elo = elo0 against elo = elo1.
 
-    ``elo0`` and ``elo1`` are *normalized* Elo (fishtest's "normalized"
-    model); ``alpha`` and ``beta`` the error rates of the two kinds.  §SPRT.
+    ``model`` names the Elo scale of ``elo0`` and ``elo1`` (§SPRT models):
+    ``normalized`` Elo (the default, fishtest's and fastchess's), ``logistic``
+    Elo, or ``bayesian`` Elo (BayesElo, with the draw Elo taken from the
+    games); ``alpha`` and ``beta`` the error rates of the two kinds.  §SPRT.
     """
 
     elo0: float
     elo1: float
     alpha: float = 0.05
     beta: float = 0.05
+    model: Model = "normalized"
 
     def __post_init__(self) -> None:
         for name in ("elo0", "elo1", "alpha", "beta"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
                 raise SPRTConfigError(f"sprt: {name} must be a finite number, got {value!r}")
+        if self.model not in MODELS:
+            raise SPRTConfigError(f"sprt: unknown model {self.model!r} (known: {', '.join(MODELS)})")
         if not self.elo0 < self.elo1:
             raise SPRTConfigError(f"sprt: elo0 ({self.elo0}) must be less than elo1 ({self.elo1})")
         for name in ("alpha", "beta"):
@@ -188,6 +300,11 @@ class SPRT:
             raise SPRTConfigError(
                 f"sprt: alpha + beta must be below 1, got {self.alpha} + {self.beta}"
             )
+        if self.model != "normalized":
+            for name in ("elo0", "elo1"):
+                if not 0.0 < score_from_elo(getattr(self, name)) < 1.0:
+                    raise SPRTConfigError(f"sprt: {name} = {getattr(self, name)} is too far from 0 for "
+                                          f"the {self.model} model (its expected score rounds to 0 or 1)")
 
     @property
     def lower(self) -> float:
@@ -201,13 +318,15 @@ class SPRT:
 
     @classmethod
     def parse(cls, text: str) -> SPRT:
-        """Read ``"elo0=0 elo1=5 alpha=0.05 beta=0.05"`` (alpha, beta optional).
+        """Read ``"elo0=0 elo1=5 alpha=0.05 beta=0.05 model=normalized"``
+        (alpha, beta and model optional).
 
         Tokens are ``key=value`` separated by spaces or commas; errors name
         the offending token.
         """
-        known = ("elo0", "elo1", "alpha", "beta")
+        known = ("elo0", "elo1", "alpha", "beta", "model")
         values: dict[str, float] = {}
+        model: str | None = None
         tokens = text.replace(",", " ").split()
         if not tokens:
             raise SPRTConfigError("sprt: empty specification, expected e.g. 'elo0=0 elo1=5 alpha=0.05 beta=0.05'")
@@ -218,8 +337,13 @@ class SPRT:
                 raise SPRTConfigError(f"sprt: {token!r} is not of the form key=value")
             if key not in known:
                 raise SPRTConfigError(f"sprt: unknown key {key!r} in {token!r} (known: {', '.join(known)})")
-            if key in values:
+            if key in values or (key == "model" and model is not None):
                 raise SPRTConfigError(f"sprt: {key} given twice")
+            if key == "model":
+                model = raw.lower()
+                if model not in MODELS:
+                    raise SPRTConfigError(f"sprt: unknown model {raw!r} in {token!r} (known: {', '.join(MODELS)})")
+                continue
             try:
                 number = float(raw)
             except ValueError:
@@ -230,27 +354,57 @@ class SPRT:
         for key in ("elo0", "elo1"):
             if key not in values:
                 raise SPRTConfigError(f"sprt: missing {key} (e.g. 'elo0=0 elo1=5')")
-        return cls(**values)
+        return cls(**values, model=model or MODELS[0])  # type: ignore[arg-type]  # model checked above
 
     def __str__(self) -> str:
-        return f"elo0={self.elo0:g} elo1={self.elo1:g} alpha={self.alpha:g} beta={self.beta:g}"
+        return (f"elo0={self.elo0:g} elo1={self.elo1:g} alpha={self.alpha:g} beta={self.beta:g} "
+                f"model={self.model}")
 
     def llr(self, stats: PairStats) -> float:
-        """LLR from the pairs when there are any, else from W/D/L."""
+        """The LLR of ``stats`` in this test's model (see :meth:`status`)."""
         return self.status(stats).llr
 
-    def status(self, stats: PairStats) -> SPRTStatus:
-        """The LLR, both bounds, and the decision once a bound is reached."""
+    def _run(self, stats: PairStats) -> tuple[_Test, Literal["pentanomial", "trinomial"]]:
+        """The test on game pairs when there are any (the ``bayesian`` model:
+        always on W/D/L, as its draw Elo is a per-game notion), else on games."""
+        penta = (0.0, 0.25, 0.5, 0.75, 1.0)
+        tri = (0.0, 0.5, 1.0)
+        wdl = (stats.losses, stats.draws, stats.wins)
+        if self.model == "bayesian":
+            if stats.wins == 0 or stats.losses == 0:  # no draw Elo yet: no evidence
+                return _Test(0.0, (), (), float(stats.games)), "trinomial"
+            loss, _, win = (c / sum(_regularized(wdl)) for c in _regularized(wdl))
+            draw_elo = 200.0 * math.log10((1.0 - loss) / loss * (1.0 - win) / win)
+            fit = _mean_fit(tri, bayeselo_score(self.elo0, draw_elo), bayeselo_score(self.elo1, draw_elo))
+            return _test(wdl, fit), "trinomial"
         if stats.pairs > 0:
-            value = llr_pentanomial(stats.pentanomial, self.elo0, self.elo1)  # type: ignore[arg-type]
-            model: Literal["pentanomial", "trinomial"] = "pentanomial"
+            counts: Sequence[float] = stats.pentanomial  # type: ignore[assignment]  # pairs > 0: set
+            values, kind = penta, "pentanomial"
+            t_scale = math.sqrt(2.0) / NELO_PER_T
         else:
-            value = llr_trinomial(stats.wins, stats.draws, stats.losses, self.elo0, self.elo1)
-            model = "trinomial"
+            counts, values, kind = wdl, tri, "trinomial"
+            t_scale = 1.0 / NELO_PER_T
+        if self.model == "logistic":
+            fit = _mean_fit(values, score_from_elo(self.elo0), score_from_elo(self.elo1))
+        else:
+            fit = _normalized_fit(values, self.elo0 * t_scale, self.elo1 * t_scale)
+        return _test(counts, fit), kind  # type: ignore[return-value]  # kind is one of the two
+
+    def status(self, stats: PairStats) -> SPRTStatus:
+        """The LLR, both bounds, the decision once a bound is reached, and the
+        games the test is still expected to need."""
+        test, kind = self._run(stats)
         lower, upper = self.lower, self.upper
         decision: Literal["H0", "H1"] | None = None
-        if value >= upper:
+        if test.llr >= upper:
             decision = "H1"
-        elif value <= lower:
+        elif test.llr <= lower:
             decision = "H0"
-        return SPRTStatus(value, lower, upper, decision, model)
+        games_left: float | None = None
+        if decision is not None:
+            games_left = 0.0
+        elif test.samples >= MIN_SAMPLES_FOR_LENGTH and test.steps:
+            left = expected_samples_left(test.llr, lower, upper, test.steps, test.probs)
+            if left is not None:
+                games_left = left * (2.0 if kind == "pentanomial" else 1.0)
+        return SPRTStatus(test.llr, lower, upper, decision, kind, self.model, games_left)
