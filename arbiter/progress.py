@@ -13,7 +13,8 @@ import math
 import os
 import sys
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 import trio
@@ -26,18 +27,48 @@ from rich.text import Text
 
 from arbiter.record import GameRecord
 from arbiter.schedule import ScheduledGame
-from arbiter.standings import Standings, fmt_elo
+from arbiter.standings import Standings, difference_lines, fmt_elo, fmt_pair_elo
 from arbiter.tournament import Observer, RunResult, Tournament, format_duration
 
+#: Results in the live view's "recent results" table.
 RECENT = 8
+
+#: Width of the live view's progress bar at most; it shrinks to what the
+#: terminal leaves beside the counts, but not below MIN_BAR.
+BAR = 40
+MIN_BAR = 10
+
+
+def _games_left(run: Tournament) -> float | None:
+    """Games the run still expects to play: what the schedule has left, or,
+    in an SPRT, the test's expected length when shorter (``None`` until the
+    test can estimate it: ``specs/ratings.md`` §Expected length)."""
+    left = float(max(0, run.total - run.done))
+    if run.sprt is None:
+        return left
+    status = run.standings.sprt_status
+    if status is None or status.games_left is None:
+        return None
+    return min(left, status.games_left)
 
 
 def _eta(run: Tournament) -> float:
-    """Seconds left, from this run's pace (NaN until a game is done)."""
-    if run.played == 0:
+    """Seconds left, from this run's pace and :func:`_games_left` (NaN when
+    either is unknown)."""
+    left = _games_left(run)
+    if run.played == 0 or left is None:
         return math.nan
     elapsed = trio.current_time() - run.started_at
-    return elapsed / run.played * max(0, run.total - run.done)
+    return elapsed / run.played * left
+
+
+def _count(run: Tournament) -> str:
+    """``54/100``; in an SPRT ``54/~380`` (the expected total) or ``54``
+    while the test cannot estimate its length: never the 10000-game cap."""
+    if run.sprt is None:
+        return f"{run.done}/{run.total}"
+    left = _games_left(run)
+    return str(run.done) if left is None else f"{run.done}/~{run.done + round(left)}"
 
 
 def _sprt_line(standings: Standings) -> str | None:
@@ -46,7 +77,7 @@ def _sprt_line(standings: Standings) -> str | None:
         return None
     verdict = f"{st.decision} accepted" if st.decision else "continue"
     return (f"SPRT {standings.sprt}: LLR {st.llr:.2f} [{st.lower:.2f}, {st.upper:.2f}] "
-            f"({st.model}) -> {verdict}")
+            f"({st.samples}) -> {verdict}")
 
 
 def silence_stdout() -> None:
@@ -73,54 +104,123 @@ def make_console() -> Console:
     return console if console.is_terminal else _Console(width=120)
 
 
-def standings_table(standings: Standings, title: str | None = None) -> Table:
-    """The standings as a rich table: one line per engine, best first."""
+@dataclass
+class Column:
+    """A column of a table that must fit the terminal (:func:`fit_table`).
+
+    ``drop`` is its place in the drop order: columns of rank 1 go first,
+    then 2, and so on (columns sharing a rank go together); 0 never goes.
+    A ``fold`` column (a name) wraps at spaces, or within a word too long for
+    its line, once nothing more can be dropped.
+    """
+
+    header: str
+    cells: list[str]
+    justify: str = "right"
+    drop: int = 0
+    fold: bool = False
+
+
+def _natural_width(columns: Sequence[Column]) -> int:
+    """A table's width with every cell on one line: each column its widest
+    cell plus a space each side, a separator between columns and an edge at
+    each end (``box.SIMPLE_HEAD``)."""
+    return sum(max(len(c.header), *(len(x) for x in c.cells)) + 2 for c in columns) + len(columns) + 1
+
+
+def fit_table(columns: Sequence[Column], width: int, title: str | None = None) -> Table:
+    """A rich table of ``columns`` at most ``width`` wide: whole columns are
+    dropped in their drop order until it fits, and the ``fold`` columns wrap
+    if it still does not; no cell is ever cut to an ellipsis."""
+    kept = list(columns)
+    for rank in sorted({c.drop for c in columns if c.drop}):
+        if _natural_width(kept) <= width:
+            break
+        kept = [c for c in kept if c.drop != rank]
     table = Table(title=title, title_justify="left", header_style="bold", box=box.SIMPLE_HEAD)
-    for header, justify in (("#", "right"), ("engine", "left"), ("games", "right"),
-                            ("points", "right"), ("score", "right"), ("Elo", "right"),
-                            ("W", "right"), ("D", "right"), ("L", "right")):
-        table.add_column(header, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    for rank, line in enumerate(standings.engines, start=1):
-        score = f"{100 * line.points / line.games:.1f}%" if line.games else "-"
-        table.add_row(str(rank), line.name, str(line.games), f"{line.points:g}", score,
-                      fmt_elo(line.elo, line.error), str(line.wins), str(line.draws),
-                      str(line.losses))
+    fits = _natural_width(kept) <= width
+    for c in kept:
+        fold = c.fold and not fits
+        table.add_column(c.header, justify=c.justify, no_wrap=not fold,  # type: ignore[arg-type]
+                         overflow="fold" if fold else "ellipsis")
+    for row in zip(*(c.cells for c in kept), strict=True):
+        table.add_row(*row)
     return table
 
 
-def pairs_table(standings: Standings) -> Table:
-    """Per pair: W/D/L, Elo (trinomial and pentanomial), nElo, LOS, draws."""
-    table = Table(header_style="bold", box=box.SIMPLE_HEAD)
-    for header in ("pair", "W-D-L", "Elo", "pentanomial", "penta Elo", "nElo", "LOS",
-                   "draws"):
-        table.add_column(header, justify="left" if header == "pair" else "right", no_wrap=True)
-    for line in standings.pairs:
-        s = line.stats
-        penta = "-" if s.pentanomial is None else ",".join(str(c) for c in s.pentanomial)
-        table.add_row(f"{line.first} - {line.second}",
-                      f"{s.wins}-{s.draws}-{s.losses}", fmt_elo(s.elo, s.elo_error), penta,
-                      fmt_elo(s.penta_elo, s.penta_elo_error), fmt_elo(s.nelo),
-                      "-" if s.los is None else f"{100 * s.los:.1f}%",
-                      "-" if s.draw_ratio is None else f"{100 * s.draw_ratio:.0f}%")
-    return table
+def standings_table(standings: Standings, title: str | None = None, width: int = 120) -> Table:
+    """The standings as a rich table at most ``width`` wide: one line per
+    engine in the order of the standings.  A two-engine match has no Elo
+    column: its headline difference (:func:`difference_lines`) says it, where
+    each engine's rating would be half of it.  Drop order at a narrow
+    terminal (``specs/tournament.md`` §Live display): score, #, W/D/L, games,
+    points; the engine and its Elo stay."""
+    lines = standings.engines
+    columns = [
+        Column("#", [str(i) for i in range(1, len(lines) + 1)], drop=2),
+        Column("engine", [e.name for e in lines], justify="left", fold=True),
+        Column("games", [str(e.games) for e in lines], drop=4),
+        Column("points", [f"{e.points:g}" for e in lines], drop=5),
+        Column("score", [f"{100 * e.points / e.games:.1f}%" if e.games else "-" for e in lines], drop=1),
+    ]
+    if standings.difference is None:
+        columns.append(Column("Elo", [fmt_elo(e.elo, e.error) for e in lines]))
+    columns += [Column(h, [str(getattr(e, attr)) for e in lines], drop=3)
+                for h, attr in (("W", "wins"), ("D", "draws"), ("L", "losses"))]
+    return fit_table(columns, width, title)
+
+
+def pairs_table(standings: Standings, width: int = 120) -> Table:
+    """Per pair: W/D/L, Elo (trinomial and pentanomial), nElo, LOS, draws, at
+    most ``width`` wide.  Drop order: draws, nElo, the pentanomial counts, the
+    weaker Elo (the trinomial one when every pair has the pentanomial one,
+    else the pentanomial), LOS, W-D-L; the pair and one Elo stay."""
+    pairs = [line.stats for line in standings.pairs]
+    penta_everywhere = all(s.penta_elo is not None for s in pairs)
+    return fit_table([
+        Column("pair", [f"{line.first} - {line.second}" for line in standings.pairs], justify="left",
+               fold=True),
+        Column("W-D-L", [f"{s.wins}-{s.draws}-{s.losses}" for s in pairs], drop=6),
+        Column("Elo", [fmt_pair_elo(s) for s in pairs], drop=4 if penta_everywhere else 0),
+        Column("pentanomial", ["-" if s.pentanomial is None else ",".join(map(str, s.pentanomial))
+                               for s in pairs], drop=3),
+        Column("penta Elo", [fmt_pair_elo(s, penta=True) for s in pairs],
+               drop=0 if penta_everywhere else 4),
+        Column("nElo", [fmt_elo(s.nelo) for s in pairs], drop=2),
+        Column("LOS", ["-" if s.los is None else f"{100 * s.los:.1f}%" for s in pairs], drop=5),
+        Column("draws", ["-" if s.draw_ratio is None else f"{100 * s.draw_ratio:.0f}%" for s in pairs],
+               drop=1),
+    ], width)
+
+
+def games_text(done: int, total: int, standings: Standings) -> str:
+    """``54/100 games``; with an SPRT ``54 games (SPRT, at most 10000)``: the
+    schedule's cap is not the length of the test."""
+    if standings.sprt is None:
+        return f"{done}/{total} games"
+    return f"{done} games (SPRT, at most {total})"
 
 
 def print_standings(console: Console, standings: Standings,
                     tournament: Mapping[str, Any] | None = None) -> None:
-    """Standings, pair statistics, SPRT and terminations (``arbiter standings``)."""
+    """Standings, pair statistics, SPRT and terminations (``arbiter standings``),
+    at the console's width; a two-engine match's Elo difference first."""
     if tournament is not None:
         total = tournament.get("total_games") or 0
         console.print(f"tournament {tournament['id']}: {tournament['name']} "
                       f"({tournament['game']}, {tournament.get('format')}) - "
-                      f"{standings.games}/{total} games, {tournament['status']}"
+                      f"{games_text(standings.games, total, standings)}, {tournament['status']}"
                       + (f" - {tournament['note']}" if tournament.get("note") else ""),
                       highlight=False)
-    console.print(standings_table(standings))
+    if standings.difference is not None:
+        for line in difference_lines(standings.difference):
+            console.print(line, highlight=False)
+    console.print(standings_table(standings, width=console.width))
     if standings.pairs:
-        console.print(pairs_table(standings))
-    line = _sprt_line(standings)
-    if line:
-        console.print(line, highlight=False)
+        console.print(pairs_table(standings, width=console.width))
+    sprt = _sprt_line(standings)
+    if sprt:
+        console.print(sprt, highlight=False)
     if standings.terminations:
         console.print("terminations: " + ", ".join(
             f"{name} {count}" for name, count in sorted(standings.terminations.items(),
@@ -168,11 +268,15 @@ class LineDisplay(Observer):
         assert run is not None
         eta = _eta(run)
         leader = standings.engines[0] if standings.engines else None
-        parts = [f"[{run.done}/{run.total}] {game.key} {record.white} - {record.black}: "
+        parts = [f"[{_count(run)}] {game.key} {record.white} - {record.black}: "
                  f"{record.result} ({record.termination}) {record.plies} plies"]
         if not math.isnan(eta):
             parts.append(f"ETA {format_duration(eta)}")
-        if leader is not None:
+        diff = standings.difference
+        if diff is not None:  # a match: the difference, not each side's half of it
+            parts.append(f"Elo {diff.first} - {diff.second} "
+                         f"{fmt_elo(diff.elo, diff.elo_error, undefined=diff.stats.games > 0)}")
+        elif leader is not None:
             parts.append(f"leader {leader.name} {fmt_elo(leader.elo, leader.error)}")
         sprt = _sprt_line(standings)
         if sprt:
@@ -183,7 +287,7 @@ class LineDisplay(Observer):
         self._print(f"note: {text}")
 
     def stopped(self, result: RunResult) -> None:
-        self._print(f"{result.status}: {result.done}/{result.total} games"
+        self._print(f"{result.status}: {games_text(result.done, result.total, result.standings)}"
                     + (f" - {result.note}" if result.note else "")
                     + (f"; abandoned (replayed on resume): {', '.join(result.abandoned)}"
                        if result.abandoned else ""))
@@ -211,14 +315,23 @@ class RichDisplay(Observer):
         config = run.config
         elapsed = trio.current_time() - run.started_at
         eta = _eta(run)
+        width = self.console.width
         head = Text(f"tournament {run.tournament_id}: {config.name} ({config.game}, "
                     f"{len(config.engines)} engines, concurrency {config.concurrency}, "
                     f"tc {config.tc})", style="bold")
+        left = _games_left(run)
+        counts = Text(f"{games_text(run.done, run.total, run.standings)}  "
+                      f"elapsed {format_duration(elapsed)}  "
+                      f"ETA {'-' if math.isnan(eta) else format_duration(eta)}")
         bar = Table.grid(padding=(0, 1))
-        bar.add_row(ProgressBar(total=max(run.total, 1), completed=run.done, width=40),
-                    Text(f"{run.done}/{run.total} games  elapsed {format_duration(elapsed)}  "
-                         f"ETA {'-' if math.isnan(eta) else format_duration(eta)}"))
-        parts: list[Any] = [head, bar, standings_table(run.standings)]
+        # An SPRT's bar runs to its expected length (pulsing until known).
+        total = None if left is None else max(run.done + left, 1)
+        bar.add_row(ProgressBar(total=total, completed=run.done,
+                                width=max(MIN_BAR, min(BAR, width - len(counts) - 1))), counts)
+        parts: list[Any] = [head, bar]
+        if run.standings.difference is not None:
+            parts += [Text(line) for line in difference_lines(run.standings.difference)]
+        parts.append(standings_table(run.standings, width=width))
         sprt = _sprt_line(run.standings)
         if sprt:
             parts.append(Text(sprt))
@@ -232,12 +345,15 @@ class RichDisplay(Observer):
         return Group(*parts)
 
     def _recent_table(self) -> Table:
-        table = Table(title="recent results", title_justify="left", box=None, header_style="bold")
-        for header in ("game", "white", "black", "result", "termination", "plies"):
-            table.add_column(header)
-        for key, white, black, result, termination, plies in reversed(self.recent):
-            table.add_row(key, white, black, result, termination, str(plies))
-        return table
+        """The last results, newest first; drop order at a narrow terminal:
+        plies, game, termination (the players and the result stay)."""
+        rows = list(reversed(self.recent))
+        headers = (("game", 2), ("white", 0), ("black", 0), ("result", 0), ("termination", 3),
+                   ("plies", 1))
+        return fit_table([Column(h, [str(row[i]) for row in rows], justify="left", drop=drop,
+                                 fold=h in ("white", "black"))
+                          for i, (h, drop) in enumerate(headers)],
+                         self.console.width, title="recent results")
 
     def _refresh(self) -> None:
         if self.live is not None:

@@ -189,7 +189,11 @@ def _difference_json(diff: Difference) -> dict[str, Any]:
 def _sprt_json(sprt: SPRT, st: SPRTStatus) -> dict[str, Any]:
     return {"elo0": sprt.elo0, "elo1": sprt.elo1, "alpha": sprt.alpha, "beta": sprt.beta,
             "llr": round(st.llr, 4), "lower": round(st.lower, 4),
-            "upper": round(st.upper, 4), "decision": st.decision, "model": st.model}
+            "upper": round(st.upper, 4), "decision": st.decision, "model": st.model,
+            "samples": st.samples,
+            "games_left": None if st.games_left is None else round(st.games_left),
+            "null_reasons": {} if st.games_left is not None else {
+                "games_left": "too few results yet to estimate the test's length"}}
 
 
 def compute_standings(engines: Sequence[str], games: Iterable[Mapping[str, Any]],
@@ -294,14 +298,59 @@ def _five(counts: list[int] | None) -> tuple[int, int, int, int, int] | None:
     return (a, b, c, d, e)
 
 
-def fmt_elo(value: float | None, error: float | None = None) -> str:
-    """``+35.2 +/- 20.1`` (or ``-`` when unknown)."""
-    def one(x: float | None) -> str:
-        if x is None:
-            return "-"
-        if math.isinf(x):
-            return "+inf" if x > 0 else "-inf"
-        return f"{x:+.1f}"
-    if error is None or value is None or math.isinf(value):
-        return one(value)
-    return f"{one(value)} +/- {one(error).lstrip('+')}"
+def fmt_signed(x: float | None) -> str:
+    """``+35.2``, ``+inf``/``-inf``, or ``-`` when unknown."""
+    if x is None:
+        return "-"
+    if math.isinf(x):
+        return "+inf" if x > 0 else "-inf"
+    return f"{x:+.1f}"
+
+
+def fmt_elo(value: float | None, error: float | None = None, *, undefined: bool = False) -> str:
+    """``+35.2 +/- 20.1``; ``+159.0 +/- inf`` when the interval is unbounded;
+    ``+0.0 +/- undefined`` with ``undefined`` (an interval that the data cannot
+    give: no spread, ``specs/ratings.md`` §Edge cases); a bare ``+inf`` (the
+    interval is infinite too) or ``-`` when unknown."""
+    if value is None or math.isinf(value):
+        return fmt_signed(value)
+    if error is None:
+        return f"{fmt_signed(value)} +/- undefined" if undefined else fmt_signed(value)
+    return f"{fmt_signed(value)} +/- {'inf' if math.isinf(error) else f'{error:.1f}'}"
+
+
+def fmt_pair_elo(stats: PairStats, penta: bool = False) -> str:
+    """A pair's Elo with its "+/-", trinomial or (``penta``) pentanomial."""
+    prefix = "penta_" if penta else ""
+    value, error = getattr(stats, prefix + "elo"), getattr(stats, prefix + "elo_error")
+    return fmt_elo(value, error, undefined=value is not None)
+
+
+def fmt_interval(interval: tuple[float, float] | None) -> str:
+    """``[-7.4, +85.0]`` (``+inf`` for an unbounded end), ``-`` without one."""
+    if interval is None:
+        return "-"
+    return f"[{fmt_signed(interval[0])}, {fmt_signed(interval[1])}]"
+
+
+def difference_lines(diff: Difference) -> list[str]:
+    """The headline of a two-engine match, before its tables: the Elo
+    difference with its "+/-" and 95% interval, what it was computed from,
+    then nElo, LOS and draws; a reason when a figure is infinite or undefined
+    (``specs/tournament.md`` §Standings)."""
+    s = diff.stats
+    head = f"Elo difference {diff.first} - {diff.second}: "
+    if s.games == 0:
+        return [head + "- (no games yet)"]
+    estimate = fmt_elo(diff.elo, diff.elo_error, undefined=True)
+    if diff.elo_interval is not None and diff.elo is not None and math.isfinite(diff.elo):
+        estimate += f", 95% {fmt_interval(diff.elo_interval)}"
+    lines = [head + estimate]
+    why = diff.reason("elo") or diff.reason("elo_interval")
+    if why:
+        lines.append(f"  ({why})")
+    source = f"{s.pairs} game pairs" if diff.samples == "pentanomial" else f"{s.games} games"
+    los = "-" if diff.los is None else f"{100 * diff.los:.1f}%"
+    draws = "-" if s.draw_ratio is None else f"{100 * s.draw_ratio:.1f}%"
+    lines.append(f"  {diff.samples} ({source}), nElo {fmt_signed(diff.nelo)}, LOS {los}, draws {draws}")
+    return lines

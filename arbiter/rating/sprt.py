@@ -377,18 +377,16 @@ class SPRT:
             draw_elo = 200.0 * math.log10((1.0 - loss) / loss * (1.0 - win) / win)
             fit = _mean_fit(tri, bayeselo_score(self.elo0, draw_elo), bayeselo_score(self.elo1, draw_elo))
             return _test(wdl, fit), "trinomial"
-        if stats.pairs > 0:
-            counts: Sequence[float] = stats.pentanomial  # type: ignore[assignment]  # pairs > 0: set
-            values, kind = penta, "pentanomial"
-            t_scale = math.sqrt(2.0) / NELO_PER_T
-        else:
-            counts, values, kind = wdl, tri, "trinomial"
-            t_scale = 1.0 / NELO_PER_T
+        kind: Literal["pentanomial", "trinomial"] = "pentanomial" if stats.pairs > 0 else "trinomial"
+        counts: Sequence[float] = stats.pentanomial or () if kind == "pentanomial" else wdl
+        values: Sequence[float] = penta if kind == "pentanomial" else tri
+        # The pair average has sigma_game / sqrt 2: its t-value is sqrt 2 times larger (§LLR).
+        t_scale = (math.sqrt(2.0) if kind == "pentanomial" else 1.0) / NELO_PER_T
         if self.model == "logistic":
             fit = _mean_fit(values, score_from_elo(self.elo0), score_from_elo(self.elo1))
         else:
             fit = _normalized_fit(values, self.elo0 * t_scale, self.elo1 * t_scale)
-        return _test(counts, fit), kind  # type: ignore[return-value]  # kind is one of the two
+        return _test(counts, fit), kind
 
     def status(self, stats: PairStats) -> SPRTStatus:
         """The LLR, both bounds, the decision once a bound is reached, and the
