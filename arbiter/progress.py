@@ -193,12 +193,13 @@ def pairs_table(standings: Standings, width: int = 120) -> Table:
     ], width)
 
 
-def games_text(done: int, total: int, standings: Standings) -> str:
-    """``54/100 games``; with an SPRT ``54 games (SPRT, at most 10000)``: the
-    schedule's cap is not the length of the test."""
+def games_text(done: int, total: int, standings: Standings, verb: str = "") -> str:
+    """``54/100 games [verb]``; with an SPRT ``54 games [verb] (SPRT, at most
+    10000)``: the schedule's cap is not the length of the test."""
+    games = f"games {verb}".rstrip()
     if standings.sprt is None:
-        return f"{done}/{total} games"
-    return f"{done} games (SPRT, at most {total})"
+        return f"{done}/{total} {games}"
+    return f"{done} {games} (SPRT, at most {total})"
 
 
 def print_standings(console: Console, standings: Standings,
@@ -260,7 +261,7 @@ class LineDisplay(Observer):
         self.run = run
         config = run.config
         self._print(f"tournament {run.tournament_id}: {config.name} - {config.game}, "
-                    f"{', '.join(config.engine_names)}; {run.done}/{run.total} games done, "
+                    f"{', '.join(config.engine_names)}; {games_text(run.done, run.total, run.standings, 'done')}, "
                     f"concurrency {config.concurrency}, tc {config.tc}")
 
     def game_finished(self, game: ScheduledGame, record: GameRecord, standings: Standings) -> None:
@@ -305,11 +306,12 @@ class RichDisplay(Observer):
 
     def started(self, run: Tournament) -> None:
         self.run = run
-        self.live = Live(self._render(), console=self.console, auto_refresh=False,
+        self.live = Live(self.render(), console=self.console, auto_refresh=False,
                          transient=True)
         self.live.start()
 
-    def _render(self):
+    def render(self) -> Group:
+        """The live view as one renderable, at the console's width."""
         run = self.run
         assert run is not None
         config = run.config
@@ -357,7 +359,7 @@ class RichDisplay(Observer):
 
     def _refresh(self) -> None:
         if self.live is not None:
-            self.live.update(self._render(), refresh=True)
+            self.live.update(self.render(), refresh=True)
 
     def game_started(self, game: ScheduledGame) -> None:
         self._refresh()

@@ -1,0 +1,297 @@
+"""What the standings show, in text and JSON (specs/tournament.md §Standings,
+§Live display; specs/ratings.md §Edge cases, §Expected length).
+
+Tables are rendered by a rich Console of a given width, as on a terminal of
+that many columns, and read back as text: every line fits, no cell is cut to
+an ellipsis, and the columns that go at a narrow width are those of the
+documented drop order, in that order.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import re
+import sys
+from typing import Any
+
+import pytest
+
+from arbiter.config import TournamentConfig
+from arbiter.engine import EngineConfig
+from arbiter.progress import LineDisplay, RichDisplay, pairs_table, print_standings, standings_table
+from arbiter.rating import SPRT
+from arbiter.standings import Standings, compute_standings
+from arbiter.store import Store
+from arbiter.tournament import Tournament, open_tournament
+
+PY = sys.executable
+WIDTHS = (80, 100, 120)
+NAMES = ["sample_engines.greedy", "sample_engines.random", "sample_engines.mcts"]
+
+#: specs/tournament.md §Live display: the drop orders, first dropped first.
+STANDINGS_DROP = [["score"], ["#"], ["W", "D", "L"], ["games"], ["points"]]
+PAIRS_DROP_PENTA = [["draws"], ["nElo"], ["pentanomial"], ["Elo"], ["LOS"], ["W-D-L"]]
+
+
+def render(thing: Any, width: int) -> str:
+    console = _console(width)
+    console.print(thing)
+    return console.file.getvalue()  # type: ignore[attr-defined]  # a StringIO, made below
+
+
+def _console(width: int):
+    from rich.console import Console
+
+    return Console(file=io.StringIO(), width=width, color_system=None, legacy_windows=False)
+
+
+def game(white: str, black: str, result: str, pairing: Any = None, pair: int | None = None) -> dict:
+    return {"white": white, "black": black, "result": result, "termination": "rule",
+            "pairing": pairing, "pair": pair}
+
+
+def big_round_robin() -> Standings:
+    """Three engines with long names, thousands of games in game pairs: wide cells."""
+    rows = []
+    results = ["1-0", "1/2-1/2", "0-1", "1-0", "1/2-1/2"]
+    for p, (a, b) in enumerate([(0, 1), (0, 2), (1, 2)]):
+        for i in range(1500):
+            result = results[(i * (p + 2)) % len(results)]
+            white, black = (NAMES[a], NAMES[b]) if i % 2 == 0 else (NAMES[b], NAMES[a])
+            rows.append(game(white, black, result, pairing=p, pair=i // 2))
+    return compute_standings(NAMES, rows)
+
+
+def headers(text: str) -> list[str]:
+    """The header words of the first table in ``text`` (the line above its rule)."""
+    lines = text.splitlines()
+    rule = next(i for i, line in enumerate(lines) if set(line.strip()) == {"─"})
+    return re.split(r"\s{2,}", lines[rule - 1].strip())
+
+
+def assert_fits(text: str, width: int) -> None:
+    for line in text.splitlines():
+        assert len(line) <= width, line
+    assert "…" not in text
+
+
+def assert_dropped_in_order(shown: list[str], all_headers: list[str], order: list[list[str]]) -> None:
+    """The missing headers are a whole prefix of the drop order."""
+    missing = [h for h in all_headers if h not in shown]
+    for group in order:
+        if not missing:
+            return
+        assert set(group) <= set(missing), (group, missing)
+        missing = [h for h in missing if h not in group]
+    assert not missing
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_standings_table_fits_the_terminal(width):
+    """specs/tournament.md §Live display: the table fits 80, 100 and 120
+    columns with whole cells; the columns that go are the drop order's first."""
+    standings = big_round_robin()
+    text = render(standings_table(standings, width=width), width)
+    assert_fits(text, width)
+    shown = headers(text)
+    assert_dropped_in_order(shown, ["#", "engine", "games", "points", "score", "Elo", "W", "D", "L"],
+                            STANDINGS_DROP)
+    assert "engine" in shown and "Elo" in shown and "points" in shown
+    for line in standings.engines:  # whole names and ratings, W/D/L where shown
+        row = next(r for r in text.splitlines() if line.name in r)
+        assert f"{line.elo:+.1f} +/- {line.error:.1f}" in row
+        if "W" in shown:
+            assert re.search(rf"\b{line.wins}\s+{line.draws}\s+{line.losses}\s*$", row), row
+    if width >= 100:
+        assert shown == ["#", "engine", "games", "points", "score", "Elo", "W", "D", "L"]
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_pairs_table_fits_the_terminal(width):
+    standings = big_round_robin()
+    text = render(pairs_table(standings, width=width), width)
+    assert_fits(text, width)
+    shown = headers(text)
+    assert_dropped_in_order(shown, ["pair", "W-D-L", "Elo", "pentanomial", "penta Elo", "nElo",
+                                    "LOS", "draws"], PAIRS_DROP_PENTA)
+    assert "pair" in shown and "penta Elo" in shown
+    for line in standings.pairs:
+        assert f"{line.first} - {line.second}" in text  # the pair whole, on one line
+        penta = line.stats.penta_elo
+        assert penta is not None and f"{penta:+.1f} +/-" in text  # the better Elo always stays
+    wide = headers(render(pairs_table(standings, width=200), 200))
+    assert wide == ["pair", "W-D-L", "Elo", "pentanomial", "penta Elo", "nElo", "LOS", "draws"]
+
+
+def test_pair_names_too_long_for_any_column_wrap_instead_of_being_cut():
+    """A pair whose names alone fill the terminal wraps at the spaces."""
+    long = ["an_engine_with_a_rather_long_name_v1", "an_engine_with_a_rather_long_name_v2"]
+    standings = compute_standings(long, [game(long[0], long[1], "1-0"), game(long[1], long[0], "1/2-1/2")])
+    text = render(pairs_table(standings, width=80), 80)
+    assert_fits(text, 80)
+    assert long[0] in text and long[1] in text
+
+
+def test_two_engine_match_shows_the_difference_first():
+    """specs/tournament.md §Standings: a two-engine match leads with the Elo
+    difference and its interval (the pair's, pentanomial here), not half of it."""
+    rows = [game("new", "old", r, pairing=0, pair=i // 2)
+            for i, r in enumerate(["1-0", "0-1", "1-0", "1/2-1/2", "1/2-1/2", "1-0"] * 5)]
+    rows = [dict(row, white=row["black"], black=row["white"], result={"1-0": "0-1", "0-1": "1-0"}.get(
+        row["result"], row["result"])) if i % 2 else row for i, row in enumerate(rows)]
+    standings = compute_standings(["new", "old"], rows)
+    pair = standings.pairs[0].stats
+    console = _console(80)
+    print_standings(console, standings)
+    text = console.file.getvalue()
+    first = text.splitlines()[0]
+    lo, hi = pair.penta_elo_interval
+    assert first == (f"Elo difference new - old: {pair.penta_elo:+.1f} +/- {pair.penta_elo_error:.1f}, "
+                     f"95% [{lo:+.1f}, {hi:+.1f}]")
+    assert "pentanomial (15 game pairs)" in text.splitlines()[1]
+    # The joint ratings (mean 0) are each half the difference: not shown in text.
+    half = standings.engines[0].elo
+    assert half is not None and f"{half:+.1f}" not in text
+    assert "Elo" not in headers(text)
+    data = standings.to_json()
+    assert data["difference"]["elo"] == round(pair.penta_elo, 1)
+    assert data["difference"]["elo_interval"] == [round(lo, 1), round(hi, 1)]
+    assert data["difference"]["samples"] == "pentanomial"
+    assert compute_standings(NAMES, []).to_json()["difference"] is None  # three engines: none
+
+
+def test_order_follows_points_then_rating():
+    """specs/tournament.md §Standings: points first, the rating breaks ties."""
+    rows = ([game("x", "z", "1-0")] * 8 + [game("x", "z", "0-1")] * 12  # x: 8 points of 20
+            + [game("y", "z", "1-0")] * 3 + [game("y", "z", "0-1")] * 1  # y: 3 of 4 (75%)
+            # u and v both score 1 of 2, u against the strong z, v against the weak x
+            + [game("u", "z", "1-0"), game("u", "z", "0-1"), game("v", "x", "1-0"), game("v", "x", "0-1")])
+    standings = compute_standings(["v", "x", "y", "z", "u"], rows)
+    order = [e.name for e in standings.engines]
+    elo = {e.name: e.elo for e in standings.engines}
+    points = {e.name: e.points for e in standings.engines}
+    assert elo["y"] > elo["z"] > elo["x"]  # by rating: y z x
+    assert order.index("z") < order.index("x") < order.index("y")  # by points: z 14, x 9, y 3
+    # Equal points (1 for u and v, v listed first): the higher rating first.
+    assert points["u"] == points["v"] == 1.0 and elo["u"] > elo["v"]
+    assert order.index("u") < order.index("v")
+
+
+def walk(value: Any, path: str = ""):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from walk(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from walk(item, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+NUMERIC = {"score", "draw_ratio", "elo", "elo_error", "elo_interval", "nelo", "los", "penta_elo",
+           "penta_elo_error", "penta_elo_interval", "penta_nelo", "llr", "lower", "upper", "games_left"}
+
+
+def test_json_has_null_and_a_reason_for_infinite_or_undefined_figures():
+    """specs/tournament.md §Standings: infinite and undefined numbers are
+    `null` with a reason, never strings in numeric fields."""
+    rows = ([game("a", "b", "1-0", 0, i // 2) if i % 2 == 0 else game("b", "a", "0-1", 0, i // 2)
+             for i in range(6)]  # a wins every game: infinite Elo
+            + [game("a", "c", "1-0", 1, i // 2) if i % 2 == 0 else game("c", "a", "1-0", 1, i // 2)
+               for i in range(6)])  # every game pair 1-1: no spread, undefined penta interval
+    data = json.loads(json.dumps(compute_standings(["a", "b", "c"], rows, SPRT(0, 5)).to_json()))
+    for path, value in walk(data):
+        key = re.sub(r"\[\d+\]$", "", path).rsplit(".", 1)[-1]
+        if key in NUMERIC and ".null_reasons." not in path:
+            assert value is None or isinstance(value, (int, float)) and math.isfinite(value), path
+        assert value not in ("+inf", "-inf", "inf", "nan"), path
+    ab, ac = data["pairs"]
+    assert ab["elo"] is None and ab["elo_error"] is None and ab["penta_elo_interval"] == [None, None]
+    assert ab["null_reasons"]["elo"] == "every game won: a score of 100% has no finite Elo"
+    assert ac["penta_elo"] == 0.0 and ac["penta_elo_error"] is None and ac["penta_elo_interval"] is None
+    assert ac["null_reasons"]["penta_elo_error"] == ("every game pair scored 1 point: "
+                                                     "the results have no spread to measure")
+    assert ac["elo_error"] is not None and "elo_error" not in ac["null_reasons"]
+    assert data["sprt"]["model"] == "normalized" and data["sprt"]["samples"] == "pentanomial"
+    # ...and in text they print as such: "+inf" and "+/- undefined", never "+/- 0.0".
+    text = render(pairs_table(compute_standings(["a", "b", "c"], rows)), 120)
+    assert "+inf" in text and "+0.0 +/- undefined" in text and "+/- 0.0" not in text
+
+
+def test_no_games_yet():
+    standings = compute_standings(["a", "b"], [])
+    data = standings.to_json()
+    assert data["difference"]["elo"] is None and data["difference"]["null_reasons"]["elo"] == "no games"
+    assert data["engines"][0]["null_reasons"] == {"elo": "no games", "elo_error": "no games"}
+    console = _console(80)
+    print_standings(console, standings)
+    assert console.file.getvalue().startswith("Elo difference a - b: - (no games yet)")
+
+
+# --------------------------------------------------------------------------
+# A real run: the live view, the per-game lines and an SPRT's count and ETA
+
+
+def engines(*kinds: str) -> list[EngineConfig]:
+    return [EngineConfig(cmd=f"{PY} -m sample_engines.{kind}", name=f"sample_engines.{kind}")
+            for kind in kinds]
+
+
+async def test_live_view_of_a_real_run_fits_80_columns(tmp_path):
+    """specs/tournament.md §Live display: at 80 columns the live view keeps
+    W, D and L (the table drops only what the order says) and cuts no cell."""
+    config = TournamentConfig(game="troll", engines=engines("random", "greedy", "random"),
+                              games=2, tc="depth=1")
+    config.engines[2].name = "sample_engines.random2"
+    display = RichDisplay(console=_console(80))
+    with Store(tmp_path / "live.db") as store:
+        tournament_id, _ = open_tournament(store, config)
+        run = Tournament(config, store, tournament_id, observer=display)
+        result = await run.run()
+        assert result.status == "finished"
+        for width in WIDTHS:
+            display.console = _console(width)
+            text = render(display.render(), width)
+            assert_fits(text, width)
+            shown = headers(text)
+            assert {"engine", "points", "Elo", "W", "D", "L"} <= set(shown), shown
+            for name in config.engine_names:
+                assert name in text
+            assert "6/6 games" in text
+
+
+async def test_sprt_run_counts_to_the_expected_length_not_the_cap(tmp_path):
+    """specs/tournament.md §Live display: in an SPRT the per-game line counts
+    `[done/~expected]` (or `[done]` until the test can say), the end line
+    `N games (SPRT, at most 10000)`; never `N/10000`."""
+    config = TournamentConfig(game="troll", engines=engines("greedy", "random"), games=10000,
+                              tc="depth=1", sprt="elo0=0 elo1=150 alpha=0.1 beta=0.1 model=logistic")
+    out = io.StringIO()
+    expected: list[str] = []
+
+    class Watch(LineDisplay):
+        def game_finished(self, game, record, standings):
+            st = standings.sprt_status
+            run = self.run
+            left = None if st.games_left is None else min(run.total - run.done, st.games_left)
+            expected.append(f"[{run.done}]" if left is None else f"[{run.done}/~{run.done + round(left)}]")
+            super().game_finished(game, record, standings)
+
+    with Store(tmp_path / "sprt.db") as store:
+        tournament_id, _ = open_tournament(store, config)
+        result = await Tournament(config, store, tournament_id, observer=Watch(out)).run()
+    assert result.status == "finished" and "SPRT: H1 accepted" in result.note
+    assert "model=logistic" in result.note  # the model is named
+    lines = out.getvalue().splitlines()
+    game_lines = [line for line in lines if line.startswith("[")]
+    assert [line.split(" ", 1)[0] for line in game_lines] == expected
+    assert any("/~" in line for line in game_lines)  # the estimate came
+    assert not any("/10000" in line for line in lines)
+    assert "Elo sample_engines.greedy - sample_engines.random" in game_lines[-1]
+    assert "leader" not in game_lines[-1]
+    assert lines[-1].startswith(f"finished: {result.done} games (SPRT, at most {result.total})")
+    # ETA appears only with the estimate.
+    for line in game_lines:
+        assert ("ETA" in line) == ("/~" in line.split(" ", 1)[0]), line
