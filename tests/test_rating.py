@@ -812,3 +812,19 @@ def test_status_expects_the_games_left():
     assert even.decision is None and known(even.games_left) > 1000
     decided = s.status(PairStats(400, 450, 50, (0, 50, 100, 200, 100)))
     assert decided.decision == "H1" and decided.games_left == 0.0
+
+
+def test_llr_with_a_hypothesis_far_from_zero():
+    """specs/ratings.md §LLR: with nElo 500 the uniform start of the fixed
+    point has no root; the walk from the empirical t still finds the
+    distribution.  Without draws the hand formula holds: t1 = 500 / 347.4356 =
+    1.43912, p1 = (1 + t1/sqrt(1 + t1^2))/2 = 0.91060, LLR = 60 ln(1.82121) +
+    40 ln(0.17879) = 35.9699 - 68.8608 = -32.891."""
+    hand = _binary_llr(60, 40, 0.0, 500 / NELO_PER_T)
+    assert hand == approx(-32.891, abs=1e-3)
+    assert llr_trinomial(60, 0, 40, 0, 500) == approx(hand, abs=1e-2)
+    # Pairs, nElo 250 (beyond the uniform start from about 231): a finite LLR,
+    # and the pairs' hand formula with t_pair = sqrt 2 * 250 / 347.4356.
+    pairs = _binary_llr(30, 20, 0.0, math.sqrt(2) * 250 / NELO_PER_T)
+    assert llr_pentanomial((20, 0, 0, 0, 30), 0, 250) == approx(pairs, abs=1e-2)
+    assert SPRT(0, 300).status(PairStats(3, 1, 0, (0, 0, 0, 1, 1))).decision is None

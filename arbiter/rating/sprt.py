@@ -37,6 +37,10 @@ _ROOT_TOLERANCE = 1e-15
 #: distribution that does not settle, which then returns its last round.
 _MAX_FIXED_POINT_ROUNDS = 100
 
+#: Smallest step in t of the walk in :func:`_mle_with_t` before it gives
+#: up: far below any difference an SPRT could state (a guard; not reached).
+_MIN_T_STEP = 1e-9
+
 #: Largest change of any probability at which the fixed point counts as
 #: reached (rounding near the poles leaves changes of ~1e-11).
 _FIXED_POINT_TOLERANCE = 1e-10
@@ -85,10 +89,37 @@ def _mle_with_t(probs: Sequence[float], values: Sequence[float], t: float) -> li
 
     Maximizes sum p^_i log p_i over distributions with the given t-value; the
     Lagrange conditions give p_i = p^_i / (1 + x b_i) with b_i depending on
-    the solution's own mu and sigma, solved by fixed-point iteration.  §LLR.
+    the solution's own mu and sigma, solved by fixed-point iteration from the
+    uniform distribution.  A t far from 0 (nElo above about 230 on game
+    pairs) leaves every b_i of the uniform start negative, with no root: the
+    iteration then walks to ``t`` from the empirical distribution's own t
+    (where q = p^), each step starting at the last solution.  §LLR.
     """
     n = len(values)
-    q = [1.0 / n] * n
+    try:
+        return _fixed_point(probs, values, t, [1.0 / n] * n)
+    except ArithmeticError:
+        pass
+    q = list(probs)
+    mu, var = _mean_var(q, values)
+    reached = (mu - 0.5) / math.sqrt(var)
+    step = t - reached
+    while reached != t:
+        if abs(step) < _MIN_T_STEP:
+            raise ArithmeticError(f"no distribution with t = {t} found")
+        target = t if abs(t - reached) <= abs(step) else reached + step
+        try:
+            q = _fixed_point(probs, values, target, q)
+        except ArithmeticError:
+            step /= 2.0
+            continue
+        reached = target
+    return q
+
+
+def _fixed_point(probs: Sequence[float], values: Sequence[float], t: float, q: list[float]) -> list[float]:
+    """The fixed-point rounds of :func:`_mle_with_t` from ``q``; an
+    ``ArithmeticError`` when a round's b_i all have one sign (no root)."""
     # Typically converges in about five rounds; near the poles of the secular
     # equation rounding leaves changes of ~1e-11, hence the tolerance.
     for _ in range(_MAX_FIXED_POINT_ROUNDS):
