@@ -125,7 +125,7 @@ def _natural_width(columns: Sequence[Column]) -> int:
     """A table's width with every cell on one line: each column its widest
     cell plus a space each side, a separator between columns and an edge at
     each end (``box.SIMPLE_HEAD``)."""
-    return sum(max(len(c.header), *(len(x) for x in c.cells)) + 2 for c in columns) + len(columns) + 1
+    return sum(max([len(c.header), *map(len, c.cells)]) + 2 for c in columns) + len(columns) + 1
 
 
 def fit_table(columns: Sequence[Column], width: int, title: str | None = None) -> Table:
