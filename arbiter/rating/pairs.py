@@ -332,7 +332,7 @@ class PairStats:
         parts = [
             f"W {self.wins} D {self.draws} L {self.losses}",
             f"score {self.score:.3f}",
-            f"Elo {_fmt(self.elo)} +/- {_fmt(self.elo_error)}",
+            f"Elo {_fmt(self.elo)} +/- {_fmt_error(self.elo_error)}",
             f"nElo {_fmt(self.nelo)}",
             f"LOS {100.0 * self.los:.1f} %",  # type: ignore[operator]
             f"draws {100.0 * self.draw_ratio:.1f} %",  # type: ignore[operator]
@@ -340,7 +340,7 @@ class PairStats:
         if self.penta_elo is not None:
             parts.append(
                 f"penta {list(self.pentanomial)} Elo {_fmt(self.penta_elo)} "  # type: ignore[arg-type]
-                f"+/- {_fmt(self.penta_elo_error)} nElo {_fmt(self.penta_nelo)}"
+                f"+/- {_fmt_error(self.penta_elo_error)} nElo {_fmt(self.penta_nelo)}"
             )
         return ", ".join(parts)
 
@@ -353,3 +353,6 @@ def _fmt(x: float | None) -> str:
     return f"{x:.1f}"
 
 
+def _fmt_error(x: float | None) -> str:
+    """A "+/-" figure; ``undefined`` when the games have no spread (§Edge cases)."""
+    return "undefined" if x is None else _fmt(x)
