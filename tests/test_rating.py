@@ -766,7 +766,8 @@ def test_sprt_model_parse_and_name():
     assert SPRT.parse(str(s)) == s
     for text, message in (("elo0=0 elo1=5 model=elo", "unknown model 'elo'"),
                           ("elo0=0 elo1=5 model=logistic model=bayesian", "model given twice"),
-                          ("elo0=0 elo1=9000 model=logistic", "too far from 0 for the logistic model")):
+                          ("elo0=0 elo1=9000 model=logistic", r"elo1 = 9000 is beyond \+/-1000"),
+                          ("elo0=-1001 elo1=0", r"elo0 = -1001 is beyond \+/-1000")):
         with pytest.raises(SPRTConfigError, match=message):
             SPRT.parse(text)
 
