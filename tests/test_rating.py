@@ -829,3 +829,15 @@ def test_llr_with_a_hypothesis_far_from_zero():
     pairs = _binary_llr(30, 20, 0.0, math.sqrt(2) * 250 / NELO_PER_T)
     assert llr_pentanomial((20, 0, 0, 0, 30), 0, 250) == approx(pairs, abs=1e-2)
     assert SPRT(0, 300).status(PairStats(3, 1, 0, (0, 0, 0, 1, 1))).decision is None
+
+
+@pytest.mark.parametrize("counts", [(0, 0, 0, 0, 5), (5, 0, 0, 0, 0), (1, 0, 0, 0, 1000),
+                                    (1000, 1, 1, 1, 1), (2, 5, 50, 5, 2)])
+@pytest.mark.parametrize("h", [(999, 1000), (-1000, -999), (-1000, 1000)])
+def test_llr_at_the_limits_of_the_hypotheses(counts, h):
+    """specs/ratings.md §SPRT: every hypothesis within +/-1000 gives a finite LLR."""
+    for model in ("normalized", "logistic"):
+        c = counts
+        stats = PairStats(2 * c[4] + c[3], c[1] + 2 * c[2] + c[3], 2 * c[0] + c[1], c)
+        assert math.isfinite(SPRT(*h, model=model).llr(stats))
+        assert math.isfinite(SPRT(*h, model=model).llr(PairStats(*c[:3])))
