@@ -839,5 +839,5 @@ def test_llr_at_the_limits_of_the_hypotheses(counts, h):
     for model in ("normalized", "logistic"):
         c = counts
         stats = PairStats(2 * c[4] + c[3], c[1] + 2 * c[2] + c[3], 2 * c[0] + c[1], c)
-        assert math.isfinite(SPRT(*h, model=model).llr(stats))
-        assert math.isfinite(SPRT(*h, model=model).llr(PairStats(*c[:3])))
+        assert math.isfinite(SPRT(h[0], h[1], model=model).llr(stats))
+        assert math.isfinite(SPRT(h[0], h[1], model=model).llr(PairStats(*c[:3])))

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from arbiter.config import TournamentConfig
 from arbiter.engine import EngineConfig
@@ -38,13 +39,15 @@ PAIRS_DROP_PENTA = [["draws"], ["nElo"], ["pentanomial"], ["Elo"], ["LOS"], ["W-
 def render(thing: Any, width: int) -> str:
     console = _console(width)
     console.print(thing)
-    return console.file.getvalue()  # type: ignore[attr-defined]  # a StringIO, made below
+    return console.file.getvalue()
 
 
-def _console(width: int):
-    from rich.console import Console
+class _Recording(Console):
+    file: io.StringIO
 
-    return Console(file=io.StringIO(), width=width, color_system=None, legacy_windows=False)
+
+def _console(width: int) -> _Recording:
+    return _Recording(file=io.StringIO(), width=width, color_system=None, legacy_windows=False)
 
 
 def game(white: str, black: str, result: str, pairing: Any = None, pair: int | None = None) -> dict:
@@ -151,8 +154,10 @@ def test_two_engine_match_shows_the_difference_first():
     print_standings(console, standings)
     text = console.file.getvalue()
     first = text.splitlines()[0]
-    lo, hi = pair.penta_elo_interval
-    assert first == (f"Elo difference new - old: {pair.penta_elo:+.1f} +/- {pair.penta_elo_error:.1f}, "
+    interval, penta_elo, penta_error = pair.penta_elo_interval, pair.penta_elo, pair.penta_elo_error
+    assert interval is not None and penta_elo is not None and penta_error is not None
+    lo, hi = interval
+    assert first == (f"Elo difference new - old: {penta_elo:+.1f} +/- {penta_error:.1f}, "
                      f"95% [{lo:+.1f}, {hi:+.1f}]")
     assert "pentanomial (15 game pairs)" in text.splitlines()[1]
     # The joint ratings (mean 0) are each half the difference: not shown in text.
@@ -160,7 +165,7 @@ def test_two_engine_match_shows_the_difference_first():
     assert half is not None and f"{half:+.1f}" not in text
     assert "Elo" not in headers(text)
     data = standings.to_json()
-    assert data["difference"]["elo"] == round(pair.penta_elo, 1)
+    assert data["difference"]["elo"] == round(penta_elo, 1)
     assert data["difference"]["elo_interval"] == [round(lo, 1), round(hi, 1)]
     assert data["difference"]["samples"] == "pentanomial"
     assert compute_standings(NAMES, []).to_json()["difference"] is None  # three engines: none
@@ -174,7 +179,7 @@ def test_order_follows_points_then_rating():
             + [game("u", "z", "1-0"), game("u", "z", "0-1"), game("v", "x", "1-0"), game("v", "x", "0-1")])
     standings = compute_standings(["v", "x", "y", "z", "u"], rows)
     order = [e.name for e in standings.engines]
-    elo = {e.name: e.elo for e in standings.engines}
+    elo = {e.name: e.elo or math.nan for e in standings.engines}  # each engine has games
     points = {e.name: e.points for e in standings.engines}
     assert elo["y"] > elo["z"] > elo["x"]  # by rating: y z x
     assert order.index("z") < order.index("x") < order.index("y")  # by points: z 14, x 9, y 3
@@ -279,8 +284,8 @@ async def test_sprt_run_counts_to_the_expected_length_not_the_cap(tmp_path):
 
     class Watch(LineDisplay):
         def game_finished(self, game, record, standings):
-            st = standings.sprt_status
-            run = self.run
+            st, run = standings.sprt_status, self.run
+            assert st is not None and run is not None
             left = None if st.games_left is None else min(run.total - run.done, st.games_left)
             expected.append(f"[{run.done}]" if left is None else f"[{run.done}/~{run.done + round(left)}]")
             super().game_finished(game, record, standings)
