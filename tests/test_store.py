@@ -193,5 +193,5 @@ def test_sigkill_while_writing_keeps_every_committed_game(tmp_path):
     keys = [row[0] for row in conn.execute("select key from games order by seq")]
     assert len(keys) >= 20
     assert keys == [f"k{n}" for n in range(1, len(keys) + 1)]  # no gap, no half game
-    for (data,) in conn.execute("select record from games"):
-        assert len(json.loads(data)["moves"]) == 50
+    for (data,) in conn.execute("select move_data from games"):  # a game's moves: move_data
+        assert len(json.loads(data)) == 50
