@@ -417,3 +417,27 @@ def test_the_think_time_query_credits_each_move_to_its_mover(tmp_path):
                     {"engine": "b", "moves": 3, "mean_ms": 200.0, "max_ms": 200}]
     games_sql = spec_query("every game of one engine, in any tournament")
     assert [r[1] for r in raw(path, games_sql.replace("'mcts'", "'b'"))] == ["k0", "k1"]
+
+
+def _open_store(path: str, go, done) -> None:
+    go.wait(30)
+    with Store(path) as store:
+        done.put(store.version)
+
+
+def test_two_processes_opening_a_version_1_file_at_once_upgrade_it_once(tmp_path):
+    """specs/storage.md §Migration: the upgrade is one transaction; the
+    second process waits, then finds the file upgraded."""
+    path = v1_copy(tmp_path)
+    ctx = multiprocessing.get_context("fork")
+    go, done = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_open_store, args=(str(path), go, done)) for _ in range(2)]
+    for proc in procs:
+        proc.start()
+    go.set()
+    for proc in procs:
+        proc.join(120)
+        assert proc.exitcode == 0
+    assert sorted(done.get(timeout=5) for _ in procs) == [2, 2]
+    assert raw(path, "select name from engines order by id") == [("random",), ("greedy",), ("mcts",)]
+    assert raw(path, "select count(*) from entrants") == raw(V1_FILE, "select count(*) from engines")
