@@ -186,7 +186,9 @@ def test_an_engine_that_played_as_two_builds_is_flagged(runs, tmp_path):
 def test_a_version_1_file_is_rated_read_only(tmp_path):
     """specs/storage.md §Migration: ratings read an old file without changing it."""
     db = tmp_path / "old.db"
-    shutil.copyfile(Path(__file__).parent / "data" / "store-v1.db", db)
+    conn = sqlite3.connect(db)  # the version-1 file of tests/test_store.py, from its dump
+    conn.executescript((Path(__file__).parent / "data" / "store-v1.sql").read_text(encoding="utf-8"))
+    conn.close()
     before = db.read_bytes()
     table = ratings(db, "-g", "troll", "-t", "1")
     assert [e["name"] for e in table["engines"]] == ["greedy", "mcts", "random"]

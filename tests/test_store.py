@@ -203,14 +203,17 @@ def test_sigkill_while_writing_keeps_every_committed_game(tmp_path):
 
 # -- schema version 2: engines across tournaments, migration, indexes ---------------------
 
-V1_FILE = Path(__file__).parent / "data" / "store-v1.db"  # written by the version-1 code
+#: a version-1 file written by real runs of the version-1 code, as SQL text
+V1_DUMP = Path(__file__).parent / "data" / "store-v1.sql"
 
 
-def v1_copy(tmp_path) -> Path:
-    """A copy of the version-1 file (3 tournaments: troll of random, greedy and
-    mcts twice, one atoll match), to upgrade without touching the original."""
-    path = tmp_path / "old.db"
-    shutil.copyfile(V1_FILE, path)
+def v1_copy(tmp_path, name="old.db") -> Path:
+    """The version-1 file (3 tournaments: troll of random, greedy and mcts
+    twice, one atoll match) rebuilt from its dump in ``tmp_path``."""
+    path = tmp_path / name
+    conn = sqlite3.connect(path)
+    conn.executescript(V1_DUMP.read_text(encoding="utf-8"))
+    conn.close()
     return path
 
 
@@ -440,4 +443,5 @@ def test_two_processes_opening_a_version_1_file_at_once_upgrade_it_once(tmp_path
         assert proc.exitcode == 0
     assert sorted(done.get(timeout=5) for _ in procs) == [2, 2]
     assert raw(path, "select name from engines order by id") == [("random",), ("greedy",), ("mcts",)]
-    assert raw(path, "select count(*) from entrants") == raw(V1_FILE, "select count(*) from engines")
+    original = v1_copy(tmp_path, "original.db")
+    assert raw(path, "select count(*) from entrants") == raw(original, "select count(*) from engines")
