@@ -7,7 +7,8 @@ per engine name across every tournament, with what identifies its build),
 introduced themselves), ``games`` (one row per finished game, linked to its
 two engines by key, with its moves, per-move data and record), plus
 ``events`` (crashes, restarts, failed handshakes).  An older file is
-upgraded in place when opened for writing (§Migration).
+upgraded in place when opened for writing (``specs/storage.md`` §Migration;
+the tables, indexes and upgrade are :mod:`arbiter.store_schema`).
 
 Why it is shaped this way:
 
@@ -29,8 +30,10 @@ Why it is shaped this way:
   replaced while a run holds it open is an error, not games played into
   an unlinked file.
 
-The store knows nothing of engines or schedules: callers hand it plain
-dictionaries (a game record's ``to_dict()``).  Every method takes a lock, so
+The store knows nothing of running engines or schedules: callers hand it
+plain dictionaries (a game record's ``to_dict()``), and of a build the names
+and command line (:meth:`Store.record_build` only hashes the file the
+command runs).  Every method takes a lock, so
 one :class:`Store` may be used from a worker thread (``trio.to_thread``) to
 keep commits off the event loop that times the engines.
 """
@@ -360,10 +363,10 @@ class Store:
     # -- schema ----------------------------------------------------------
 
     def _ensure_schema(self) -> None:
-        """The tables and indexes of this version, created when missing; an
-        older file upgraded first (:func:`arbiter.store_schema.migrate`), all in one transaction:
-        a second process opening the same old file waits, then finds it
-        upgraded."""
+        """The tables and indexes of this version, created when missing, an
+        older file upgraded first (:func:`arbiter.store_schema.migrate`), in
+        one transaction: a second process opening the same old file waits,
+        then finds it upgraded."""
         with self.transaction():
             version = self._check_schema(allow_empty=True)
             if version is not None and version < SCHEMA_VERSION:
@@ -387,7 +390,7 @@ class Store:
             reason = f"it has its own table {clash[0]!r}" if clash else "no arbiter tables"
             raise StoreError(f"{self.path}: not an arbiter results database ({reason})")
         row = self.db.execute("select value from meta where key = 'schema_version'").fetchone()
-        if row is None or not str(row[0]).isdigit():
+        if row is None or not str(row[0]).isdigit() or int(row[0]) < 1:
             raise StoreError(f"{self.path}: no schema version this arbiter knows "
                              f"({row and row[0]!r}) in its meta table")
         if int(row[0]) > SCHEMA_VERSION:
