@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from cli import arbiter, invoke
 
+from arbiter.cli.ratings import format_table
 from arbiter.store import Store
 from arbiter.tournament import tournament_standings
 
@@ -147,8 +148,7 @@ def test_two_engines_across_tournaments_and_an_anchor(runs, tmp_path):
     text = invoke("ratings", "--db", db, "-g", "troll", "-t", "1", "-t", "2")
     assert text.returncode == 0, text.stderr
     mcts = next(row for row in text.stdout.splitlines() if " mcts " in row)
-    assert mcts.split()[2:4] == ["undefined", "undefined"]
-    assert mcts.split()[-3:] == ["-", "-", "0"]
+    assert mcts.split()[2:] == ["undefined", "-", "0", "-", "-", "0"]
 
 
 def test_games_not_connected_are_flagged(runs):
@@ -231,3 +231,18 @@ def test_ratings_runs_without_the_event_loop_in_a_real_process(runs):
     assert {"arbiter.rating", "arbiter.store"} <= imported
     assert not imported & {"trio", "arbiter.tournament", "arbiter.engine", "arbiter.match"}
     assert sorted(line.split()[1] for line in run.stdout.splitlines()[3:]) == ["greedy", "random"]
+
+
+def test_the_text_fits_80_columns_and_never_prints_minus_zero():
+    """specs/ratings.md §Rating lists (Text): names up to 20 characters fit 80
+    columns, even with the group column; a rating that rounds to 0 is +0.0."""
+    line = {"rank": 1, "name": "n" * 20, "elo": -0.04, "error": 1234.5, "games": 99999,
+            "points": 99998.5, "score": 0.99999, "draws": 5, "draw_ratio": 0.00005,
+            "opponents": 999, "group": 0, "reason": None}
+    table = {"game": "talisman", "games": 99999, "tournaments": list(range(1, 20)),
+             "anchor": {"engine": "n" * 20, "rating": -1234.5}, "connected": False,
+             "engines": [line]}
+    text = format_table(table)
+    assert max(len(row) for row in text.splitlines()) <= 80, text
+    assert text.splitlines()[0] == "talisman: 99999 games of 19 tournaments"
+    assert text.splitlines()[3].split()[2] == "+0.0"

@@ -200,9 +200,10 @@ def _tournaments(table: Mapping[str, Any]) -> str:
 
 
 def format_table(table: Mapping[str, Any]) -> str:
-    """The rating list as text: two title lines, then one line per engine,
-    an undefined figure as ``undefined`` (or ``-``); within 80 columns for
-    names up to 20 characters."""
+    """The rating list as text: two title lines, then one line per engine
+    (its points are in the JSON), an undefined rating as ``undefined`` and
+    the other undefined figures as ``-``; within 80 columns for names up to
+    20 characters."""
     anchor = table["anchor"]
     where = (f"{anchor['engine']} at {anchor['rating']:g}" if anchor["engine"]
              else f"their mean at {anchor['rating']:g}")
@@ -210,17 +211,18 @@ def format_table(table: Mapping[str, Any]) -> str:
              f"Bradley-Terry ratings with 95% error bars, {where}"]
     grouped = not table["connected"]
     width = max([len("engine")] + [len(e["name"]) for e in table["engines"]])
-    head = (f"{'#':>3}  {'engine':<{width}}  {'Elo':>9}  {'+/-':>9}  {'games':>5}  "
-            f"{'points':>6}  {'score':>6}  {'draws':>6}  {'opp':>3}")
+    head = (f"{'#':>3} {'engine':<{width}}  {'Elo':>9}  {'+/-':>6}  {'games':>5}  "
+            f"{'score':>6}  {'draws':>6}  {'opp':>3}")
     lines.append(head + ("  group" if grouped else ""))
     for e in table["engines"]:
-        defined = e["reason"] is None
-        elo = f"{e['elo']:+9.1f}" if defined else f"{'undefined':>9}"
-        error = f"{e['error']:9.1f}" if defined else f"{'undefined':>9}"
+        if e["reason"] is None:
+            elo, error = f"{round(e['elo'], 1) + 0.0:+9.1f}", f"{e['error']:6.1f}"  # no -0.0
+        else:
+            elo, error = f"{'undefined':>9}", f"{'-':>6}"
         score = f"{100 * e['score']:5.1f}%" if e["score"] is not None else f"{'-':>6}"
         draws = f"{100 * e['draw_ratio']:5.1f}%" if e["draw_ratio"] is not None else f"{'-':>6}"
-        line = (f"{e['rank']:>3}  {e['name']:<{width}}  {elo}  {error}  {e['games']:>5}  "
-                f"{e['points']:>6g}  {score}  {draws}  {e['opponents']:>3}")
+        line = (f"{e['rank']:>3} {e['name']:<{width}}  {elo}  {error}  {e['games']:>5}  "
+                f"{score}  {draws}  {e['opponents']:>3}")
         if grouped:
             line += f"  {'-' if e['group'] is None else e['group'] + 1:>5}"
         lines.append(line)
