@@ -178,9 +178,9 @@ def test_an_engine_that_played_as_two_builds_is_flagged(runs, tmp_path):
         store.record_build(2, "greedy", argv=[PY, "-m", "sample_engines.greedy"], cwd=None,
                            id_name="Greedy 2", id_author="Arbiter project")
     (warning,) = ratings(db, "-g", "troll", "-t", "1", "-t", "2")["warnings"]
-    assert warning.startswith("engine 'greedy' played as 2 builds (tournaments 1: id name "
-                              "'Greedy', ")
-    assert "tournaments 2: id name 'Greedy 2'" in warning
+    assert warning.startswith("engine 'greedy' played as 2 builds (tournament 1: id name "
+                              "'Greedy', executable ")
+    assert "; tournament 2: id name 'Greedy 2', executable " in warning
 
 
 def test_a_version_1_file_is_rated_read_only(tmp_path):
@@ -203,6 +203,7 @@ def test_a_version_1_file_is_rated_read_only(tmp_path):
                                               "chosen games (engines: g2, greedy, mcts, r2, random)"),
     (["-g", "chess"], "--game 'chess': unknown game; choose one of: troll, atoll, morris, talisman"),
     (["-t", "9"], "no tournament 9"),
+    (["-g", "atoll", "-t", "1", "-t", "9"], "no tournament 9"),
     ([], "holds games of atoll (2 games), troll (12 games): choose one with --game"),
 ])
 def test_bad_input_says_what_is_wrong(runs, args, message):
@@ -246,3 +247,11 @@ def test_the_text_fits_80_columns_and_never_prints_minus_zero():
     assert max(len(row) for row in text.splitlines()) <= 80, text
     assert text.splitlines()[0] == "talisman: 99999 games of 19 tournaments"
     assert text.splitlines()[3].split()[2] == "+0.0"
+
+
+def test_a_tournament_of_another_game_adds_no_engine(runs):
+    """specs/ratings.md §Rating lists (Selection): --game wins over --tournament."""
+    table = ratings(runs, "-g", "atoll", "-t", "1", "-t", "4", "-t", "4")
+    assert table["tournaments"] == [4]
+    assert sorted(e["name"] for e in table["engines"]) == ["greedy", "random"]
+    assert table["games"] == 2

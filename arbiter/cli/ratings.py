@@ -90,8 +90,8 @@ def select(store: Store, game: str | None, tournaments: Sequence[int]) -> Select
             raise ValueError(f"{store.path} holds games of {counts}: choose one with --game "
                              "(a rating list rates one game)")
         game = kinds[0] if kinds else None
-    chosen = sorted(tournaments) if tournaments else sorted(
-        t for t, row in known.items() if game is None or row["game"] == game)
+    chosen = sorted(t for t in (set(tournaments) or known)  # an entrant of another game is none
+                    if game is None or known[t]["game"] == game)
     return Selection(game, chosen, rows, {t: store.engines(t) for t in chosen})
 
 
@@ -124,7 +124,7 @@ def _build_warnings(selection: Selection) -> list[str]:
     out = []
     for name, seen in builds.items():
         if len(seen) > 1:
-            groups = "; ".join(f"tournaments {', '.join(map(str, ts))}: id name {k[0]!r}, "
+            groups = "; ".join(f"{_tournaments({'tournaments': ts})}: id name {k[0]!r}, "
                                f"executable {(k[1] or 'unknown')[:12]}" for k, ts in seen.items())
             out.append(f"engine {name!r} played as {len(seen)} builds ({groups}): its games "
                        "are rated as one engine")
