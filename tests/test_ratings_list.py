@@ -117,10 +117,13 @@ def test_one_tournament_rates_as_its_standings_do(runs):
     so one tournament's list is its standings' ratings."""
     table = ratings(runs, "-g", "troll", "-t", "1")
     with Store(runs, readonly=True) as store:
-        standings = tournament_standings(store, store.tournament(1)).to_json()
-    expected = {e["name"]: (e["elo"], e["elo_error"]) for e in standings["engines"]}
-    assert {e["name"]: (round(e["elo"], 1), round(e["error"], 1))
-            for e in table["engines"]} == expected
+        tournament = store.tournament(1)
+        assert tournament is not None
+        standings = tournament_standings(store, tournament)
+    expected = {e.name: (e.elo, e.error) for e in standings.engines}
+    assert {e["name"]: (e["elo"], e["error"]) for e in table["engines"]} == {
+        name: (pytest.approx(elo, abs=1e-9), pytest.approx(error, abs=1e-9))
+        for name, (elo, error) in expected.items()}
 
 
 def test_two_engines_across_tournaments_and_an_anchor(runs, tmp_path):
