@@ -1,9 +1,14 @@
 """The results database: one SQLite file, written through sqlite-utils.
 
-Three tables hold everything a run produces (schema in ``specs/storage.md``):
-``tournaments`` (with the full configuration as JSON), ``engines`` and
-``games`` (one row per finished game, with its moves, per-move data and full
-record), plus ``events`` (crashes, restarts, failed handshakes).
+The tables hold everything a run produces (schema in ``specs/storage.md``):
+``tournaments`` (with the full configuration as JSON), ``engines`` (one row
+per engine name across every tournament, with what identifies its build),
+``entrants`` (the engines of each tournament, as configured and as they
+introduced themselves), ``games`` (one row per finished game, linked to its
+two engines by key, with its moves, per-move data and record), plus
+``events`` (crashes, restarts, failed handshakes).  An older file is
+upgraded in place when opened for writing (``specs/storage.md`` §Migration;
+the tables, indexes and upgrade are :mod:`arbiter.store_schema`).
 
 Why it is shaped this way:
 
@@ -25,8 +30,10 @@ Why it is shaped this way:
   replaced while a run holds it open is an error, not games played into
   an unlinked file.
 
-The store knows nothing of engines or schedules: callers hand it plain
-dictionaries (a game record's ``to_dict()``).  Every method takes a lock, so
+The store knows nothing of running engines or schedules: callers hand it
+plain dictionaries (a game record's ``to_dict()``), and of a build the names
+and command line (:meth:`Store.record_build` only hashes the file the
+command runs).  Every method takes a lock, so
 one :class:`Store` may be used from a worker thread (``trio.to_thread``) to
 keep commits off the event loop that times the engines.
 """
@@ -35,17 +42,28 @@ from __future__ import annotations
 
 import datetime as _dt
 import fcntl
+import hashlib
 import json
 import os
+import shlex
+import shutil
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
+from arbiter.store_schema import SCHEMA_VERSION, create_indexes, create_tables, migrate
+
 DEFAULT_DB = "arbiter.db"
+
+#: bytes read at a time when hashing an engine's executable: a file of any
+#: size is hashed in bounded memory
+_HASH_CHUNK = 1 << 20
+
+#: the tables of ours a foreign database may not hold under the same name
+_OUR_TABLES = ("tournaments", "engines", "entrants", "games", "events")
 
 #: seconds a write (and opening the file) waits for another process's write
 #: lock before it fails: long enough for any other run's commit, a tool's
@@ -62,7 +80,8 @@ RUNNING, FINISHED, INTERRUPTED, ABORTED = "running", "finished", "interrupted", 
 
 _JSON_COLUMNS = {
     "tournaments": ("config", "engines"),
-    "engines": ("spec",),
+    "engines": (),
+    "entrants": ("spec",),
     "games": ("opening_moves", "moves", "move_data", "record"),
     "events": (),
 }
@@ -122,6 +141,56 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
+def game_record(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The complete record (``GameRecord.to_dict()``) of a ``games`` row
+    read by any query that has its ``record`` and ``move_data`` columns:
+    the record is stored without its moves, which are ``move_data``
+    (specs/storage.md §Tables).  A row of a version-1 file, whose record
+    still holds them, is returned as it is."""
+    record = row["record"]
+    record = json.loads(record) if isinstance(record, str) else dict(record)
+    if "moves" in record:
+        return record
+    moves = row.get("move_data")
+    moves = json.loads(moves) if isinstance(moves, str) else list(moves or [])
+    ordered: dict[str, Any] = {}
+    for name, value in record.items():  # the moves in their place: after the opening's
+        ordered[name] = value
+        if name == "opening_moves":
+            ordered["moves"] = moves
+    ordered.setdefault("moves", moves)
+    return ordered
+
+
+def executable_sha256(program: str, cwd: str | None) -> str | None:
+    """SHA-256 (hex) of the file ``program`` runs, found as the system would
+    start it from ``cwd`` (a path with a ``/`` from ``cwd``, a bare name on
+    ``PATH``); None when there is no such readable file."""
+    if os.sep in program:
+        path: str | None = os.path.join(cwd or ".", program)
+    else:
+        path = shutil.which(program)
+    if path is None or not os.path.isfile(path):
+        return None
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as file:
+            while chunk := file.read(_HASH_CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
+def _spec_command(spec: Mapping[str, Any]) -> str | None:
+    """The command line an engine spec configures (``cmd`` and ``args``)."""
+    cmd = spec.get("cmd")
+    if not isinstance(cmd, str):
+        return None
+    args = [str(a) for a in spec.get("args") or []]
+    return " ".join([cmd, shlex.join(args)]) if args else cmd
+
+
 def now_iso() -> str:
     """The current UTC time, ISO 8601 with milliseconds and a ``Z``."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -146,6 +215,9 @@ class Store:
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         self._depth = 0  # open transaction() blocks (nested ones join the outer)
+        #: the file's schema version (an older one is read as it is when
+        #: ``readonly``); None for a file without our tables yet
+        self.version: int | None = None
         if readonly and not self.path.exists():
             raise StoreError(f"no database at {self.path}")
         try:
@@ -291,55 +363,41 @@ class Store:
     # -- schema ----------------------------------------------------------
 
     def _ensure_schema(self) -> None:
+        """The tables and indexes of this version, created when missing, an
+        older file upgraded first (:func:`arbiter.store_schema.migrate`), in
+        one transaction: a second process opening the same old file waits,
+        then finds it upgraded."""
         with self.transaction():
-            self._check_schema(allow_empty=True)
-            db = self.db
-            db.table("meta").create({"key": str, "value": str}, pk="key", if_not_exists=True)
-            db.table("tournaments").create({
-                "id": int, "name": str, "game": str, "format": str, "identity": str,
-                "config": str, "engines": str, "total_games": int, "status": str,
-                "note": str, "created": str, "updated": str,
-            }, pk="id", not_null={"name", "game", "identity", "config", "status", "created"},
-                if_not_exists=True)
-            db.table("engines").create({
-                "id": int, "tournament": int, "name": str, "spec": str,
-            }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
-                not_null={"tournament", "name"}, if_not_exists=True)
-            db.table("games").create({
-                "id": int, "tournament": int, "key": str, "seq": int, "round": int,
-                "pairing": int, "game_index": int, "pair": int, "game": str,
-                "white": str, "black": str, "result": str, "termination": str,
-                "detail": str, "plies": int, "opening": str, "opening_fen": str,
-                "opening_moves": str, "start_time": str, "end_time": str,
-                "moves": str, "move_data": str, "record": str, "stored": str,
-            }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
-                not_null={"tournament", "key", "white", "black", "result", "termination"},
-                if_not_exists=True)
-            db.table("events").create({
-                "id": int, "tournament": int, "time": str, "kind": str, "engine": str,
-                "key": str, "detail": str,
-            }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
-                not_null={"tournament", "time", "kind"}, if_not_exists=True)
-            db.table("engines").create_index(["tournament", "name"], unique=True, if_not_exists=True)
-            db.table("games").create_index(["tournament", "key"], unique=True, if_not_exists=True)
-            db.table("games").create_index(["tournament", "seq"], if_not_exists=True)
-            db.table("tournaments").create_index(["identity"], if_not_exists=True)
-            db.table("events").create_index(["tournament"], if_not_exists=True)
-            db.table("meta").insert({"key": "schema_version", "value": str(SCHEMA_VERSION)},
-                              replace=True)
+            version = self._check_schema(allow_empty=True)
+            if version is not None and version < SCHEMA_VERSION:
+                migrate(self.db, version)
+            create_tables(self.db)
+            create_indexes(self.db)
+            self.db.table("meta").insert({"key": "schema_version", "value": str(SCHEMA_VERSION)},
+                                         replace=True)
+            self.version = SCHEMA_VERSION
 
-    def _check_schema(self, allow_empty: bool = False) -> None:
+    def _check_schema(self, allow_empty: bool = False) -> int | None:
+        """The file's schema version (None: no tables of ours yet, when
+        ``allow_empty``), also kept as :attr:`version`; :class:`StoreError`
+        for a file that is someone else's or newer than this arbiter."""
         names = set(self.db.table_names())
         if "meta" not in names:
-            clash = sorted({"tournaments", "engines", "games", "events"} & names)
+            clash = sorted(set(_OUR_TABLES) & names)
             if allow_empty and not clash:
-                return  # empty, or someone else's tables: ours go next to them
+                self.version = None
+                return None  # empty, or someone else's tables: ours go next to them
             reason = f"it has its own table {clash[0]!r}" if clash else "no arbiter tables"
             raise StoreError(f"{self.path}: not an arbiter results database ({reason})")
         row = self.db.execute("select value from meta where key = 'schema_version'").fetchone()
-        if row is None or int(row[0]) > SCHEMA_VERSION:
+        if row is None or not str(row[0]).isdigit() or int(row[0]) < 1:
+            raise StoreError(f"{self.path}: no schema version this arbiter knows "
+                             f"({row and row[0]!r}) in its meta table")
+        if int(row[0]) > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: schema version {row and row[0]} is newer than "
                              f"this arbiter's ({SCHEMA_VERSION})")
+        self.version = int(row[0])
+        return self.version
 
     # -- reading helpers -------------------------------------------------
 
@@ -357,8 +415,9 @@ class Store:
     def create_tournament(self, *, name: str, game: str, format: str, identity: str,
                           config: dict[str, Any], engines: list[dict[str, Any]],
                           total_games: int) -> int:
-        """A new tournament and its engines (``{"name": ..., ...spec}``), in
-        one transaction; returns its id."""
+        """A new tournament and its entrants (``{"name": ..., ...spec}``),
+        each linked to the ``engines`` row of its name (made if new), in one
+        transaction; returns its id."""
         stamp = now_iso()
         with self.transaction():
             table = self.db.table("tournaments")
@@ -371,10 +430,42 @@ class Store:
             })
             tournament_id = table.last_pk
             assert tournament_id is not None  # an insert sets it
-            self.db.table("engines").insert_all(
-                {"tournament": tournament_id, "name": e["name"],
-                 "spec": json.dumps(e, sort_keys=True)} for e in engines)
+            self.db.table("entrants").insert_all(
+                {"tournament": tournament_id, "engine": self._engine_key(e["name"], stamp),
+                 "spec": json.dumps(e, sort_keys=True), "command": _spec_command(e)}
+                for e in engines)
         return int(tournament_id)
+
+    def _engine_key(self, name: str, stamp: str) -> int:
+        """The ``engines`` row of ``name`` (made if new), its ``last_seen``
+        moved to ``stamp``; inside a transaction."""
+        self.db.execute("INSERT INTO engines (name, first_seen, last_seen) VALUES (?, ?, ?) "
+                        "ON CONFLICT(name) DO UPDATE SET last_seen = excluded.last_seen",
+                        [name, stamp, stamp])
+        return int(self.db.execute("SELECT id FROM engines WHERE name = ?", [name]).fetchone()[0])
+
+    def record_build(self, tournament_id: int, name: str, *, argv: list[str], cwd: str | None,
+                     id_name: str | None, id_author: str | None) -> dict[str, str | None]:
+        """What identifies the build engine ``name`` runs in this tournament:
+        its ``id name`` and ``id author``, its command line and the SHA-256
+        of its executable (``argv[0]`` found as the system would run it from
+        ``cwd``; None when that is no readable file).  Stored on its entrant
+        row and, as the latest build seen, on its ``engines`` row; returned.
+        specs/storage.md §Engines."""
+        build = {"id_name": id_name, "id_author": id_author, "command": shlex.join(argv),
+                 "executable_sha256": executable_sha256(argv[0], cwd) if argv else None}
+        stamp = now_iso()
+        with self.transaction():
+            key = self._engine_key(name, stamp)
+            self.db.table("engines").update(key, build)
+            found = self.db.execute("SELECT id FROM entrants WHERE tournament = ? AND engine = ?",
+                                    [tournament_id, key]).fetchone()
+            if found is None:
+                self.db.table("entrants").insert({"tournament": tournament_id, "engine": key,
+                                                  **build})
+            else:
+                self.db.table("entrants").update(found[0], build)
+        return build
 
     def tournament(self, tournament_id: int) -> dict[str, Any] | None:
         rows = self._rows("tournaments", "select * from tournaments where id = ?", [tournament_id])
@@ -410,8 +501,21 @@ class Store:
             self.add_event(tournament_id, status, detail)
 
     def engines(self, tournament_id: int) -> list[dict[str, Any]]:
-        return self._rows("engines", "select * from engines where tournament = ? order by id",
+        """The tournament's entrants in the order given: ``name`` and
+        ``spec``, and (from version 2) the ``engine`` key and build columns."""
+        if self.version == 1:  # an old file read as it is (readonly)
+            return self._rows("entrants", "select * from engines where tournament = ? order by id",
+                              [tournament_id])
+        return self._rows("entrants", "select n.*, e.name as name from entrants n "
+                          "join engines e on e.id = n.engine where n.tournament = ? order by n.id",
                           [tournament_id])
+
+    def all_engines(self) -> list[dict[str, Any]]:
+        """Every engine of the database (``engines`` rows) by key; none in a
+        version-1 file."""
+        if self.version == 1:
+            return []
+        return self._rows("engines", "select * from engines order by id")
 
     # -- games -----------------------------------------------------------
 
@@ -440,13 +544,15 @@ class Store:
             "opening_moves": json.dumps(list(opening.get("moves") or [])),
             "start_time": record.get("start_time"), "end_time": record.get("end_time"),
             "moves": json.dumps([m["move"] if isinstance(m, dict) else str(m) for m in moves]),
-            "move_data": json.dumps(moves),
-            "record": json.dumps(record),
+            "move_data": json.dumps(moves),  # the record's moves: stored here only
+            "record": json.dumps({k: v for k, v in record.items() if k != "moves"}),
             "stored": now_iso(),
         }
         with self._lock:
             try:
                 with self.transaction():
+                    row["white_engine"] = self._engine_key(row["white"], row["stored"])
+                    row["black_engine"] = self._engine_key(row["black"], row["stored"])
                     table = self.db.table("games")
                     table.insert(row)
                     self.db.table("tournaments").update(tournament_id, {"updated": row["stored"]})
@@ -463,8 +569,31 @@ class Store:
         columns = "*" if with_record else (
             "id, tournament, key, seq, round, pairing, game_index, pair, game, white, black, "
             "result, termination, detail, plies, opening, start_time, end_time")
-        return self._rows("games", f"select {columns} from games where tournament = ? "
+        rows = self._rows("games", f"select {columns} from games where tournament = ? "
                           "order by seq, id", [tournament_id])
+        if with_record:
+            for row in rows:
+                row["record"] = game_record(row)
+        return rows
+
+    def rated_games(self, *, game: str | None = None,
+                    tournaments: Iterable[int] | None = None) -> list[dict[str, Any]]:
+        """Every stored game's ``tournament``, ``game``, ``white``, ``black``
+        and ``result`` (of ``game`` only, of the ``tournaments`` only, when
+        given), by id: what a rating list is made of."""
+        sql = "select tournament, game, white, black, result from games"
+        where: list[str] = []
+        params: list[Any] = []
+        if game is not None:
+            where.append("game = ?")
+            params.append(game)
+        if tournaments is not None:
+            ids = sorted(set(tournaments))
+            where.append(f"tournament in ({', '.join('?' * len(ids))})")
+            params.extend(ids)
+        if where:
+            sql += " where " + " and ".join(where)
+        return self._rows("games", sql + " order by id", params)
 
     def count_games(self, tournament_id: int) -> int:
         with self._lock:

@@ -208,6 +208,7 @@ class Tournament:
         #: the PGN file could not be appended to: it is left alone from then on
         self._pgn_error: str | None = None
         self._pgn_error_told = False
+        self._builds: set[str] = set()  # engines whose build this run has stored
         self._scope: trio.CancelScope | None = None
         #: the bounded wave of engine start-ups (see STARTUPS_PER_CORE)
         self._startups = trio.CapacityLimiter(startups or startup_limit())
@@ -399,10 +400,21 @@ class Tournament:
         try:
             async with open_engine(self.config.engine(name), timeouts=self.timeouts,
                                    log_dir=self.config.log_dir) as engine:
+                await self._store_build(name, engine)
                 task_status.started(_Held(engine, release, gone))
                 await release.wait()
         finally:
             gone.set()
+
+    async def _store_build(self, name: str, engine: Engine) -> None:
+        """The build ``name`` runs (its id lines, command, executable's
+        hash), stored once per run: specs/storage.md §Engines."""
+        if name not in self._builds:
+            self._builds.add(name)
+            config = self.config.engine(name)
+            await self._write("storing an engine's build", functools.partial(
+                self.store.record_build, self.tournament_id, name, argv=config.argv(),
+                cwd=config.dir, id_name=engine.id_name, id_author=engine.author))
 
     async def _play(self, scheduled: ScheduledGame, held: dict[str, _Held],
                     engines: trio.Nursery) -> GameRecord:

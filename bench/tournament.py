@@ -126,8 +126,8 @@ def arbiter_cpu(name: str, moves: list[str], games: int, workdir: str) -> tuple[
     cpu = own_cpu(["arbiter", "match", name, *engines, "--games", str(games), "--tc", "1000+0",
                    "--db", db], dict(os.environ, PYTHONPATH=ROOT, COLUMNS="100"))
     with sqlite3.connect(db) as conn:
-        rows = conn.execute("SELECT record FROM games").fetchall()
-    plies = sum(len(json.loads(row[0])["moves"]) for row in rows)
+        rows = conn.execute("SELECT move_data FROM games").fetchall()  # the moves (specs/storage.md)
+    plies = sum(len(json.loads(row[0])) for row in rows)
     if len(rows) != games:
         raise SystemExit(f"arbiter match stored {len(rows)} games of {games}")
     return cpu, plies

@@ -39,6 +39,7 @@ COMMAND_MODULES: dict[str, str] = {
     "tournament": "tournament",
     "match": "tournament",
     "standings": "tournament",
+    "ratings": "ratings",
     "demo": "tournament",
     "token": "server",
     "serve": "server",

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.record import GameRecord
-from arbiter.store import RUNNING, Store
+from arbiter.store import RUNNING, Store, game_record
 
 #: games per page of a tournament's or an engine's games: a page stays small
 #: (its response bounded) however many games a tournament has
@@ -126,7 +126,7 @@ class Reader:
         from arbiter.svg import render_svg
 
         row = self._game_row(game_id)
-        record = GameRecord.from_dict(_json(row["record"]))
+        record = GameRecord.from_dict(game_record(row))
         moves = record.all_moves
         total = len(moves)
         shown = total if ply is None else ply
@@ -165,7 +165,7 @@ class Reader:
         row = self._game_row(game_id)
         tournament = {"name": row["tournament_name"], "config": _json(row["tournament_config"]),
                       "total_games": row["tournament_total_games"]}
-        record = _json(row["record"])
+        record = game_record(row)
         return records.write_game(GameRecord.from_dict(record),
                                   export_tags(tournament, {**row, "record": record}))
 
