@@ -140,7 +140,8 @@ class Engine:
 
     name: ClassVar[str] = "Engine"
     author: ClassVar[str] = "Arbiter project"
-    #: Engine-specific options; the SDK adds the game combo in front.
+    #: Engine-specific options; the SDK adds the game combo and the
+    #: ``movestogo`` declaration in front.
     options: ClassVar[tuple[m.OptionDecl, ...]] = ()
 
     def __init__(self, game: str = "troll") -> None:
@@ -177,8 +178,12 @@ class Engine:
 
     @classmethod
     def all_options(cls) -> tuple[m.OptionDecl, ...]:
+        """The declared options: the game combo, the check option that says
+        the SDK reads ``movestogo`` (:data:`~protocol.messages.MOVESTOGO_OPTION`),
+        then the engine's own."""
         game_combo = m.OptionDecl(m.GAME_OPTION, "combo", "troll", vars=GAME_NAMES)
-        return (game_combo,) + tuple(cls.options)
+        movestogo = m.OptionDecl(m.MOVESTOGO_OPTION, "check", "true")
+        return (game_combo, movestogo) + tuple(cls.options)
 
     def select_game(self, name: str) -> None:
         self.game = get_game(name)

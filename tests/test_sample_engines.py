@@ -231,6 +231,8 @@ def test_handshake_declares_ids_and_options(engine_factory, name):
     assert game_option is not None and set(game_option.vars) == set(GAMES)
     assert game_option.default == "troll"
     assert session.option("Seed").type == "spin"
+    # the SDK reads movestogo, and says so (specs/protocol.md §Arbiter to engine)
+    assert session.option("UGI_MovesToGo").type == "check" and session.reads_movestogo
     if name == "mcts":
         assert session.option("Iterations").type == "spin"
     assert engine.quit() == 0
