@@ -167,7 +167,7 @@ def _side(color: Color) -> str:
     return "White" if color is Color.WHITE else "Black"
 
 
-def _texts(scores: deque[Score | None]) -> str:
+def _texts(scores: list[Score]) -> str:
     return ", ".join(str(score) for score in scores)
 
 
@@ -196,23 +196,21 @@ class Adjudicator:
             return self._draw(draw)
         return None
 
-    def _run(self, color: Color, count: int) -> deque[Score | None] | None:
-        """``color``'s last ``count`` scores, if it has made that many moves with scores."""
-        last = self._last[color]
-        if len(last) < count:
-            return None
-        run = deque(list(last)[-count:])
-        return None if any(score is None for score in run) else run
+    def _run(self, color: Color, count: int) -> list[Score] | None:
+        """``color``'s last ``count`` scores, if its last ``count`` moves all had one."""
+        last = list(self._last[color])[-count:]
+        run = [score for score in last if score is not None]
+        return run if len(run) == count else None
 
     def _resign(self, rule: ResignRule, loser: Color) -> Verdict | None:
         run = self._run(loser, rule.movecount)
-        if run is None or any(centipawns(s) > -rule.score for s in run if s is not None):
+        if run is None or any(centipawns(s) > -rule.score for s in run):
             return None
         detail = (f"adjudicated a loss for {_side(loser)} (resign): its score over its last "
                   f"{rule.movecount} move(s) was {_texts(run)}, at most -{rule.score} cp")
         if rule.twosided:
             other = self._run(loser.other, rule.movecount)
-            if other is None or any(centipawns(s) < rule.score for s in other if s is not None):
+            if other is None or any(centipawns(s) < rule.score for s in other):
                 return None
             detail += f", and {_side(loser.other)}'s was {_texts(other)}, at least +{rule.score} cp"
         return Verdict(True, loser.other, detail)
@@ -220,7 +218,7 @@ class Adjudicator:
     def _draw(self, rule: DrawRule) -> Verdict | None:
         runs = [self._run(color, rule.movecount) for color in (Color.WHITE, Color.BLACK)]
         for run in runs:
-            if run is None or any(abs(centipawns(s)) > rule.score for s in run if s is not None):
+            if run is None or any(abs(centipawns(s)) > rule.score for s in run):
                 return None
         white, black = runs
         assert white is not None and black is not None
