@@ -23,6 +23,7 @@ from arbiter.config import TournamentConfig
 from arbiter.engine import EngineConfig
 
 PY = sys.executable
+SCORED = Path(__file__).resolve().parent / "bad_engines" / "scored.py"
 GREEDY = f"cmd={PY} arg=-m arg=sample_engines.greedy"
 RANDOM = f"cmd={PY} arg=-m arg=sample_engines.random"
 #: every game of greedy against greedy is a draw after two plies
@@ -49,6 +50,26 @@ def test_match_draw_adjudication_is_recorded_with_the_scores(tmp_path):
         assert record["termination_detail"] == (
             "adjudicated a draw: scores within 100000 cp of zero over each side's last 1 move(s) "
             f"(White {white}; Black {black}), from move 0")
+
+
+def scored(name: str, score: str) -> str:
+    """An engine that reports ``score`` with every move (tests/bad_engines/scored.py)."""
+    return f"cmd={PY} arg={SCORED} name={name} env.SCORE='{score}'"
+
+
+def test_match_resign_twosided_with_a_winprob_on_the_centipawn_scale(tmp_path):
+    """White says it is lost (cp -700), Black agrees in its own words
+    (winprob 0.99, about +798 cp): White loses once both said so on 2 moves."""
+    db = tmp_path / "r.db"
+    run = invoke("match", "troll", scored("doomed", "cp -700"), scored("sure", "winprob 0.99"),
+                 "--games", "1", "--tc", "depth=1", "--resign", "twosided=true movecount=2 score=600",
+                 "--db", db, "--plain")
+    assert run.returncode == 0, run.stdout + run.stderr
+    (game,) = games(db)
+    assert (game["termination"], game["result"], game["plies"]) == ("adjudicated-resign", "0-1", 4)
+    assert json.loads(game["record"])["termination_detail"] == (
+        "adjudicated a loss for White (resign): its score over its last 2 move(s) was cp -700, cp -700, "
+        "at most -600 cp, and Black's was winprob 0.99, winprob 0.99, at least +600 cp")
 
 
 def test_adjudication_is_off_by_default(tmp_path):
