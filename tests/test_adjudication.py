@@ -50,6 +50,9 @@ def test_match_draw_adjudication_is_recorded_with_the_scores(tmp_path):
         assert record["termination_detail"] == (
             "adjudicated a draw: scores within 100000 cp of zero over each side's last 1 move(s) "
             f"(White {white}; Black {black}), from move 0")
+    # the rules define the tournament: --resume plays the stored ones and refuses others
+    again = invoke("tournament", "--resume", "1", "--db", db, "--resign", "movecount=1 score=1")
+    assert again.returncode == 2 and "drop --resign" in again.stderr + again.stdout
 
 
 def scored(name: str, score: str) -> str:
