@@ -269,8 +269,11 @@ class Clock:
         (:mod:`protocol.search` turns it into a ``go`` line).
 
         This side's time control decides the kind of search: a clock gives
-        both clocks (the opponent's only if it has one too) and, with a
-        ``moves/time`` period, the moves left in it; ``st=`` gives a movetime;
+        both clocks (the opponent's None if it has none: the ``go`` line then
+        repeats the mover's own, :meth:`protocol.search.SearchLimits.clock_fields`,
+        so that it always has all four clock fields) and, with a ``moves/time``
+        period, the moves left in it (sent only to an engine that reads
+        ``movestogo``: :attr:`protocol.session.EngineSession.reads_movestogo`); ``st=`` gives a movetime;
         depth and nodes limits are added as given; nothing at all is an
         infinite search.  Times never go below zero nor above the
         protocol's :data:`~protocol.limits.MAX_INT` (a clock that grew past

@@ -41,6 +41,7 @@ from arbiter.enginespec import (
 )
 from arbiter.games import GameError, get_game
 from arbiter.match import DEFAULT_TC
+from arbiter.match.adjudication import Adjudication, AdjudicationError
 from arbiter.rating import SPRT, SPRTConfigError
 from arbiter.schedule import (
     FORMATS,
@@ -158,13 +159,13 @@ def engine_configs(specs: Sequence[str], engines_file: str | None = None,
 #: keys of a tournament TOML file (``specs/tournament.md`` §Config file)
 CONFIG_KEYS = (
     "name", "game", "engine", "format", "games", "rounds", "openings", "order", "seed",
-    "random_plies", "tc", "timemargin", "maxplies", "stall", "sprt", "concurrency",
+    "random_plies", "tc", "timemargin", "maxplies", "resign", "draw", "stall", "sprt", "concurrency",
     "restart", "db", "pgn", "log", "engines_file",
 )
 
 #: the settings that define a tournament (not allowed with ``--resume``)
 DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "order", "seed",
-            "random_plies", "tc", "timemargin", "maxplies", "stall", "sprt", "name")
+            "random_plies", "tc", "timemargin", "maxplies", "resign", "draw", "stall", "sprt", "name")
 
 #: the settings of how a run goes, which ``--resume`` takes: (flag, attribute)
 RUN_SETTINGS = (("concurrency", "concurrency"), ("restart", "restart"), ("pgn", "pgn"),
@@ -196,6 +197,9 @@ class TournamentConfig:
     maxplies: int | None = None
     stall_ms: int = DEFAULT_STALL_MS
     sprt: str | None = None
+    #: score adjudication (``specs/match.md`` §Adjudication), canonical text; None: off
+    resign: str | None = None
+    draw: str | None = None
     # how this run goes (not part of the identity)
     concurrency: int = 1
     restart: bool = False
@@ -234,6 +238,7 @@ class TournamentConfig:
             check_size(len(self.engines), self.format, self.games, self.rounds)
         except (TimeControlError, ScheduleError) as exc:
             raise ConfigError(str(exc)) from None
+        self.adjudication()
         if self.sprt is not None:
             self.sprt_test()
             if len(self.engines) != 2:
@@ -241,6 +246,13 @@ class TournamentConfig:
         try:
             self.schedule()
         except ScheduleError as exc:
+            raise ConfigError(str(exc)) from None
+
+    def adjudication(self) -> Adjudication:
+        """The score rules (empty: off); ConfigError names the bad one."""
+        try:
+            return Adjudication.parse(self.resign, self.draw)
+        except AdjudicationError as exc:
             raise ConfigError(str(exc)) from None
 
     def sprt_test(self) -> SPRT | None:
@@ -280,6 +292,9 @@ class TournamentConfig:
             "seed": self.seed, "random_plies": self.random_plies, "tc": self.tc,
             "timemargin_ms": self.timemargin_ms, "maxplies": self.maxplies,
             "stall_ms": self.stall_ms, "sprt": self.sprt,
+            # only when on: the identity of a tournament without them is unchanged
+            **{key: value for key, value in (("resign", self.resign), ("draw", self.draw))
+               if value is not None},
         }
 
     def identity(self) -> str:
@@ -313,6 +328,7 @@ _KEY_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "openings": (str, "a file path"), "order": (str, "a string"), "seed": (int, "a whole number"),
     "random_plies": (int, "a whole number"), "tc": (str, "a time-control string"),
     "timemargin": (int, "a whole number of ms"), "maxplies": (int, "a whole number"),
+    "resign": ((str, dict), "a string or a table"), "draw": ((str, dict), "a string or a table"),
     "stall": ((int, float), "a number of seconds"), "sprt": ((str, dict), "a string or a table"),
     "concurrency": (int, "a whole number"), "restart": (bool, "true or false"),
     "db": (str, "a file path"), "pgn": (str, "a file path"), "log": (str, "a directory path"),
@@ -391,8 +407,8 @@ def _check_key(path: str, key: str, value: Any) -> Any:
         stall_ms(f"{path}: key 'stall'", value)
     elif key in NUMBER_RANGES:
         check_number(f"{path}: key {key!r}", key, value)
-    if key == "sprt" and isinstance(value, dict):
-        value = " ".join(f"{k}={v}" for k, v in value.items())
+    if key in ("sprt", "resign", "draw") and isinstance(value, dict):
+        value = " ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in value.items())
     return value
 
 
@@ -433,6 +449,18 @@ def _or(value: Any, default: Any) -> Any:
     return default if value is None else value
 
 
+def _canonical(text: str | None, key: str) -> str | None:
+    """A ``resign``/``draw`` setting in its canonical spelling (so that the
+    same rule in another order is the same tournament); ConfigError if bad."""
+    if text is None:
+        return None
+    try:
+        rules = Adjudication.parse(**{key: text})
+    except AdjudicationError as exc:
+        raise ConfigError(str(exc)) from None
+    return str(rules.resign if key == "resign" else rules.draw)
+
+
 def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineConfig]
                          ) -> TournamentConfig:
     """A checked :class:`TournamentConfig` from merged file+flag settings."""
@@ -459,6 +487,8 @@ def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineCo
         maxplies=settings.get("maxplies"),
         stall_ms=DEFAULT_STALL_MS if stall is None else stall_ms("stall", float(stall)),
         sprt=settings.get("sprt"),
+        resign=_canonical(settings.get("resign"), "resign"),
+        draw=_canonical(settings.get("draw"), "draw"),
         concurrency=settings.get("concurrency") or 1,
         restart=bool(settings.get("restart")),
         pgn=settings.get("pgn"), log_dir=settings.get("log"),

@@ -43,6 +43,8 @@ class MatchTermination(enum.StrEnum):
     STALL = "stall"  # no bestmove within the stall limit nor after stop: it loses
     PROTOCOL_ERROR = "protocol-error"  # broke the protocol (2nd bestmove, overlong line...): it loses
     MAX_PLIES = "max-plies"  # adjudicated at --maxplies: scores decide, else a draw
+    ADJUDICATED_RESIGN = "adjudicated-resign"  # --resign: the engines' scores say one side is lost
+    ADJUDICATED_DRAW = "adjudicated-draw"  # --draw: both engines' scores stayed near zero
     HANDSHAKE_FAILURE = "handshake-failure"  # never in a record: the game is not played
 
 

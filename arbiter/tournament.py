@@ -437,7 +437,8 @@ class Tournament:
             self.game, held[scheduled.white].engine, held[scheduled.black].engine,
             fen=opening.fen, opening_moves=opening.moves,
             tc=self.time_control, timemargin_ms=self.config.timemargin_ms,
-            maxplies=self.config.maxplies, stall_ms=self.config.stall_ms)
+            maxplies=self.config.maxplies, adjudication=self.config.adjudication(),
+            stall_ms=self.config.stall_ms)
 
     async def _after_game(self, scheduled: ScheduledGame, record: GameRecord,
                           held: dict[str, _Held]) -> None:

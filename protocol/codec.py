@@ -231,7 +231,7 @@ def _parse_info(tokens: _Tokens) -> m.Info:
             index += 3
         elif word == "pv":
             end = index + 1
-            while end < len(words) and words[end] != "string":
+            while end < len(words) and words[end] not in m.INFO_KEYWORDS:
                 end += 1
             values["pv"] = tuple(words[index + 1:end])
             index = end

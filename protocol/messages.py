@@ -33,6 +33,23 @@ _WS_RE = re.compile(r"[ \t\r]")
 #: which one to play (like UCI_Variant for chess variants).
 GAME_OPTION = "UGI_Game"
 
+#: The check option through which an engine declares that it reads our
+#: extension ``movestogo`` in a clock ``go`` (``ugi.md`` lists no such
+#: field): declared with default ``true`` (or set ``true``), the arbiter
+#: sends ``movestogo`` under ``moves/time`` controls; otherwise it sends only
+#: the four clock fields (specs/protocol.md §Arbiter to engine).
+MOVESTOGO_OPTION = "UGI_MovesToGo"
+
+#: Every ``info`` keyword known to the arbiter: ours, UCI's, and those of
+#: ``ugi.md``'s example (``tthits``).  Each one ends a ``pv`` (``pv a b nodes
+#: 12`` is the pv ``a b`` and then ``nodes 12``), so no pv move may be one.
+#: No game's notation has a move spelled like them.
+INFO_KEYWORDS = frozenset((
+    "depth", "seldepth", "score", "nodes", "nps", "time", "pv", "string",
+    "multipv", "currmove", "currmovenumber", "hashfull", "tbhits", "sbhits", "cpuload",
+    "refutation", "currline", "lowerbound", "upperbound", "tthits",
+))
+
 QUERY_WORDS = ("gameover", "p1turn", "result")
 RESPONSE_WORDS = ("true", "false", "p1win", "p2win", "draw", "none")
 OPTION_TYPES = ("check", "spin", "combo", "button", "string")
@@ -429,8 +446,8 @@ class Info(_Message):
             object.__setattr__(self, "pv", tuple(self.pv))
         for move in self.pv:
             check_token(move, "info pv move")
-            if move == "string":
-                raise ProtocolError("info pv move must not be the keyword 'string'")
+            if move in INFO_KEYWORDS:
+                raise ProtocolError(f"info pv move must not be the info keyword {move!r}")
         if self.string is not None:
             check_text(self.string, "info string", allow_empty=True)
 

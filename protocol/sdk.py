@@ -46,6 +46,14 @@ MAX_CLOCK_SHARE = 0.5
 #: ``go`` without any limit: a search this long (an arbiter always sends one).
 DEFAULT_BUDGET_MS = 1_000
 
+#: The most CPU time (ms) a sample engine spends between two looks at its
+#: deadline (:meth:`SearchLimits.stopped`), the SDK's own work before
+#: ``bestmove`` included: well below the reserve :data:`MOVE_OVERHEAD_MS`
+#: keeps (a quarter of a short ``movetime``: 12.5 ms of ``go movetime 50``),
+#: so that an engine that looks this often answers in time on an unloaded
+#: machine.  ``tests/test_sample_engines.py`` holds the sample engines to it.
+MAX_UNCHECKED_MS = 5.0
+
 
 def time_budget_ms(go: m.Go, mover_is_p1: bool) -> float | None:
     """Milliseconds this move may take, or None for no time limit.
@@ -77,9 +85,18 @@ def time_budget_ms(go: m.Go, mover_is_p1: bool) -> float | None:
 class SearchLimits:
     """What one search may spend.  Engines poll :meth:`stopped`.
 
-    ``budget`` is in seconds (None: no time limit); ``depth`` and ``nodes``
-    come straight from ``go``; ``infinite`` means the SDK holds ``bestmove``
-    back until ``stop``, whenever the engine finishes."""
+    ``budget`` is in seconds (None: no time limit), counted from ``start``:
+    under :func:`run`, the moment the ``go`` line was read, so the time spent
+    setting up the position counts as the arbiter's clock counts it;
+    ``depth`` and ``nodes`` come straight from ``go``; ``infinite`` means the
+    SDK holds ``bestmove`` back until ``stop``, whenever the engine finishes.
+
+    Each :meth:`stopped` also measures the CPU time the search thread spent
+    since the previous look (:meth:`begin` starts the count):
+    :attr:`longest_unchecked` is the longest such stretch, in seconds, the
+    SDK's work before ``bestmove`` included.  It is what makes an engine
+    late, whatever the machine's load, so it is what the sample engines are
+    tested on (:data:`MAX_UNCHECKED_MS`)."""
 
     budget: float | None = None
     depth: int | None = None
@@ -88,9 +105,12 @@ class SearchLimits:
     go: m.Go = field(default_factory=m.Go)
     start: float = field(default_factory=time.monotonic)
     stop_event: threading.Event = field(default_factory=threading.Event)
+    longest_unchecked: float = 0.0
+    _cpu_mark: float = field(default_factory=time.thread_time, repr=False)
 
     @classmethod
-    def from_go(cls, go: m.Go, mover_is_p1: bool) -> SearchLimits:
+    def from_go(cls, go: m.Go, mover_is_p1: bool, start: float | None = None) -> SearchLimits:
+        """The limits of ``go``; ``start`` when it was read (default: now)."""
         budget = time_budget_ms(go, mover_is_p1)
         return cls(
             budget=None if budget is None else budget / 1000,
@@ -98,7 +118,20 @@ class SearchLimits:
             nodes=go.nodes,
             infinite=go.infinite,
             go=go,
+            start=time.monotonic() if start is None else start,
         )
+
+    def begin(self) -> None:
+        """The search thread starts: the CPU count of :meth:`stopped` starts now."""
+        self._cpu_mark = time.thread_time()
+
+    def checked(self) -> None:
+        """Count the CPU time since the last look at the clock (see the class docstring)."""
+        now = time.thread_time()
+        stretch = now - self._cpu_mark
+        if stretch > self.longest_unchecked:
+            self.longest_unchecked = stretch
+        self._cpu_mark = now
 
     @classmethod
     def fixed(cls, *, nodes: int | None = None, depth: int | None = None,
@@ -123,6 +156,7 @@ class SearchLimits:
 
     def stopped(self) -> bool:
         """True when the search must end now: ``stop`` came or time is up."""
+        self.checked()
         return self.stop_event.is_set() or (
             self.budget is not None and time.monotonic() - self.start >= self.budget
         )
@@ -140,7 +174,8 @@ class Engine:
 
     name: ClassVar[str] = "Engine"
     author: ClassVar[str] = "Arbiter project"
-    #: Engine-specific options; the SDK adds the game combo in front.
+    #: Engine-specific options; the SDK adds the game combo and the
+    #: ``movestogo`` declaration in front.
     options: ClassVar[tuple[m.OptionDecl, ...]] = ()
 
     def __init__(self, game: str = "troll") -> None:
@@ -177,8 +212,12 @@ class Engine:
 
     @classmethod
     def all_options(cls) -> tuple[m.OptionDecl, ...]:
+        """The declared options: the game combo, the check option that says
+        the SDK reads ``movestogo`` (:data:`~protocol.messages.MOVESTOGO_OPTION`),
+        then the engine's own."""
         game_combo = m.OptionDecl(m.GAME_OPTION, "combo", "troll", vars=GAME_NAMES)
-        return (game_combo,) + tuple(cls.options)
+        movestogo = m.OptionDecl(m.MOVESTOGO_OPTION, "check", "true")
+        return (game_combo, movestogo) + tuple(cls.options)
 
     def select_game(self, name: str) -> None:
         self.game = get_game(name)
@@ -250,7 +289,13 @@ class EngineRunner:
         self._position: Position | None = engine.game.start()
         self._search: threading.Thread | None = None
         self._limits: SearchLimits | None = None
+        self._read_at = time.monotonic()  # when the input being handled was read
         engine._emit = self.write
+
+    @property
+    def last_limits(self) -> SearchLimits | None:
+        """The limits of the current (or last) search."""
+        return self._limits
 
     # -- output ------------------------------------------------------------------
 
@@ -275,6 +320,7 @@ class EngineRunner:
                 data = os.read(self._in_fd, 65536)
             except OSError:
                 data = b""
+            self._read_at = time.monotonic()
             if not data:  # EOF: the arbiter is gone; act on a last unterminated line
                 try:
                     last = splitter.close()
@@ -385,7 +431,7 @@ class EngineRunner:
             self.write(m.BestMove("none").to_line())
             return
         mover_is_p1 = position.to_move is position.game.first
-        limits = SearchLimits.from_go(go, mover_is_p1)
+        limits = SearchLimits.from_go(go, mover_is_p1, start=self._read_at)
         self._limits = limits
         self._search = threading.Thread(
             target=self._search_and_answer, args=(position, limits), name="search", daemon=True
@@ -394,6 +440,7 @@ class EngineRunner:
 
     def _search_and_answer(self, position: Position, limits: SearchLimits) -> None:
         """The worker thread: whatever the engine does, exactly one bestmove."""
+        limits.begin()
         legal = position.legal_moves()
         move = legal[0] if legal else "none"
         if not legal:
@@ -401,7 +448,9 @@ class EngineRunner:
         else:
             try:
                 chosen = self.engine.choose_move(position, limits)
-                if isinstance(chosen, str) and position.is_legal(chosen):
+                if isinstance(chosen, str) and chosen in legal:
+                    move = chosen  # canonical already: no parse on the way to bestmove
+                elif isinstance(chosen, str) and position.is_legal(chosen):
                     move = position.parse_move(chosen)
                 else:
                     self.error(f"engine chose {chosen!r}, not legal here; playing {move}")
@@ -409,7 +458,14 @@ class EngineRunner:
                 self.error(f"search failed: {type(exc).__name__}: {exc}; playing {move}")
         if limits.infinite:
             limits.stop_event.wait()  # bestmove only after stop in infinite mode
+            limits.begin()  # (waiting is no work)
+        limits.checked()  # the stretch from the engine's last look to the answer
         self.write(m.BestMove(move).to_line())
+
+    def wait_search(self) -> None:
+        """Wait until the running search (if any) has written its ``bestmove``
+        (for callers that drive :meth:`handle` themselves, such as tests)."""
+        self._finish_search(stop=False, wait=True)
 
     def _finish_search(self, *, stop: bool, wait: bool) -> None:
         if self._search is None:
@@ -456,4 +512,4 @@ def run(engine_class: type[Engine], argv: list[str] | None = None) -> None:
 
 
 __all__ = ["Engine", "EngineRunner", "SearchLimits", "run", "time_budget_ms", "query_answer",
-           "MOVE_OVERHEAD_MS"]
+           "MOVE_OVERHEAD_MS", "MAX_UNCHECKED_MS"]

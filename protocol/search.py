@@ -25,7 +25,13 @@ class SearchLimits:
     side has no clock); ``moves_to_go`` the moves left in a ``moves/time``
     period; ``movetime_ms`` a fixed time per move; ``depth`` and ``nodes``
     search limits.  Nothing at all means an infinite search, ended by
-    ``stop``."""
+    ``stop``.
+
+    A clock ``go`` always carries all four of ``p1time p2time p1inc p2inc``
+    (the form ``ugi.md`` lists; specs/protocol.md §Arbiter to engine): a
+    missing increment is sent as 0, and an opponent without a clock (per-engine
+    time controls) is sent the mover's own time and increment
+    (:meth:`clock_fields`)."""
 
     time_ms: int | None = None
     inc_ms: int | None = None
@@ -41,13 +47,26 @@ class SearchLimits:
         return (self.time_ms is None and self.movetime_ms is None
                 and self.depth is None and self.nodes is None)
 
+    def clock_fields(self, mover_is_p1: bool) -> tuple[int, int, int, int] | None:
+        """``(p1time, p2time, p1inc, p2inc)`` of a clock search, all four
+        given (see the class docstring); None without a clock."""
+        mine = self.time_ms
+        if mine is None:
+            return None
+        inc = self.inc_ms or 0
+        theirs = self.opponent_time_ms
+        if theirs is None:
+            theirs, their_inc = mine, inc
+        else:
+            their_inc = self.opponent_inc_ms or 0
+        if mover_is_p1:
+            return mine, theirs, inc, their_inc
+        return theirs, mine, their_inc, inc
+
 
 def go_message(limits: SearchLimits, mover_is_p1: bool) -> Go:
     """The protocol's ``go`` for ``limits`` (checked like any message)."""
-    if mover_is_p1:
-        p1time, p1inc, p2time, p2inc = limits.time_ms, limits.inc_ms, limits.opponent_time_ms, limits.opponent_inc_ms
-    else:
-        p1time, p1inc, p2time, p2inc = limits.opponent_time_ms, limits.opponent_inc_ms, limits.time_ms, limits.inc_ms
+    p1time, p2time, p1inc, p2inc = limits.clock_fields(mover_is_p1) or (None, None, None, None)
     return Go(p1time=p1time, p2time=p2time, p1inc=p1inc, p2inc=p2inc, movestogo=limits.moves_to_go,
               movetime=limits.movetime_ms, depth=limits.depth, nodes=limits.nodes,
               infinite=limits.infinite)
@@ -57,13 +76,12 @@ def go_bytes(limits: SearchLimits, mover_is_p1: bool) -> bytes:
     """The ``go`` line (with its LF) for ``limits``: the text of
     ``go_message(limits, mover_is_p1).to_line()``, without making the message
     (this runs every ply; the arbiter's clocks make only valid values)."""
-    if mover_is_p1:
-        p1time, p1inc, p2time, p2inc = limits.time_ms, limits.inc_ms, limits.opponent_time_ms, limits.opponent_inc_ms
-    else:
-        p1time, p1inc, p2time, p2inc = limits.opponent_time_ms, limits.opponent_inc_ms, limits.time_ms, limits.inc_ms
     parts = ["go"]
-    for name, value in (("p1time", p1time), ("p2time", p2time), ("p1inc", p1inc), ("p2inc", p2inc),
-                        ("movestogo", limits.moves_to_go), ("movetime", limits.movetime_ms),
+    clock = limits.clock_fields(mover_is_p1)
+    if clock is not None:
+        p1time, p2time, p1inc, p2inc = clock
+        parts.append(f"p1time {p1time} p2time {p2time} p1inc {p1inc} p2inc {p2inc}")
+    for name, value in (("movestogo", limits.moves_to_go), ("movetime", limits.movetime_ms),
                         ("depth", limits.depth), ("nodes", limits.nodes)):
         if value is not None:
             parts.append(f"{name} {value}")

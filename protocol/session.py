@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 from collections import deque
+from dataclasses import replace
 
 from . import messages as m
 from .codec import parse_engine_line
@@ -55,6 +56,8 @@ class EngineSession:
         self._last_limits: tuple[SearchLimits, bool] | None = None
         self._pending_ready = 0
         self._pending_queries: deque[str] = deque()
+        #: the engine reads ``movestogo`` (it declares MOVESTOGO_OPTION, true)
+        self._movestogo = False
 
     # -- lookups -------------------------------------------------------------
 
@@ -82,6 +85,19 @@ class EngineSession:
         if decl is None:
             return None
         return any(var.lower() == game.lower() for var in decl.vars)
+
+    @property
+    def reads_movestogo(self) -> bool:
+        """The engine declared the check option
+        :data:`~protocol.messages.MOVESTOGO_OPTION` and its value (the
+        default, or the last ``setoption``) is ``true``: :meth:`send_go`
+        sends ``movestogo`` to it.  Otherwise the ``go`` lines made from
+        limits keep to the forms ``ugi.md`` lists."""
+        return self._movestogo
+
+    def _note_movestogo(self, value: str | None) -> None:
+        decl = self.option(m.MOVESTOGO_OPTION)
+        self._movestogo = decl is not None and decl.type == "check" and value == "true"
 
     @property
     def last_go(self) -> m.Go | None:
@@ -140,6 +156,8 @@ class EngineSession:
             if decl is None:
                 raise ProtocolError(f"option {msg.name!r} was not declared by the engine")
             value = decl.validate_value(msg.value)
+            if decl.name.lower() == m.MOVESTOGO_OPTION.lower():
+                self._note_movestogo(value)
             return self._bytes(m.SetOption(decl.name, value))
         if isinstance(msg, m.Go):
             self.state = SessionState.SEARCHING
@@ -161,7 +179,10 @@ class EngineSession:
     def send_go(self, limits: SearchLimits, mover_is_p1: bool) -> bytes:
         """``send(go_message(limits, mover_is_p1))`` for the hot path: the
         bytes of the ``go`` line and the state moved to SEARCHING, without a
-        message object (:attr:`last_go` makes it if asked for)."""
+        message object (:attr:`last_go` makes it if asked for).
+
+        ``limits.moves_to_go`` is sent only to an engine that
+        :attr:`reads_movestogo`; for any other it is left out."""
         state = self.state
         if state is not SessionState.IDLE:
             if state is SessionState.SEARCHING:
@@ -169,6 +190,8 @@ class EngineSession:
             if state is SessionState.CLOSED:
                 raise ProtocolError("cannot send go: the session is closed")
             raise ProtocolError("cannot send go before ugiok")
+        if limits.moves_to_go is not None and not self._movestogo:
+            limits = replace(limits, moves_to_go=None)
         data = go_bytes(limits, mover_is_p1)
         self.state = SessionState.SEARCHING
         self.stop_sent = False
@@ -245,6 +268,8 @@ class EngineSession:
             self.options[msg.name] = msg
         elif isinstance(msg, m.UgiOk):
             self.state = SessionState.IDLE
+            decl = self.option(m.MOVESTOGO_OPTION)
+            self._note_movestogo(None if decl is None else decl.default)
         else:
             raise ProtocolError(f"{_command(msg)} during the handshake (before ugiok)",
                                 command=_command(msg))

@@ -134,7 +134,8 @@ def _distance(adjacent: tuple[tuple[int, ...], ...], cost: bytearray, sources: l
 
 
 def _split(position: Position, color: Color) -> tuple[set[str], set[str]]:
-    mine, theirs = set(), set()
+    mine: set[str] = set()
+    theirs: set[str] = set()
     for cell, owner in position.pieces().items():
         (mine if owner is color else theirs).add(cell)
     return mine, theirs

@@ -30,12 +30,14 @@ class GreedyEngine(Engine):
         moves = position.legal_moves()
         self.rng.shuffle(moves)  # random among equals
         best_move, best_value = moves[0], float("-inf")
+        count = 0
         for count, move in enumerate(moves, start=1):
+            if count > 1 and limits.stopped():
+                count -= 1
+                break  # out of time: the best so far (one evaluation at most after the deadline)
             value = evaluate(position.play(move), me)
             if value > best_value:
                 best_move, best_value = move, value
-            if limits.stopped():
-                break  # out of time: the best so far
             if limits.nodes is not None and count >= limits.nodes:
                 break
         elapsed = limits.elapsed_ms()

@@ -111,6 +111,8 @@ class MctsEngine(Engine):
                 self.info(depth=1, score_mate=1, nodes=len(moves), time=limits.elapsed_ms(),
                           pv=(move,))
                 return move
+            if limits.stopped():
+                break  # out of time: the search below stops at once
         candidates = self._safe_moves(position, moves, limits)
         if position.game.name in ROOT_WIDENING:
             ordered = self._order(position, candidates, limits)
@@ -148,7 +150,8 @@ class MctsEngine(Engine):
             # A stone never helps the opponent: unless he is one stone from
             # connecting now, no move of ours lets him win at once.  Saves
             # ~100x100 plays per move.
-            mine, theirs = set(), set()
+            mine: set[str] = set()
+            theirs: set[str] = set()
             for cell, owner in position.pieces().items():
                 (mine if owner is me else theirs).add(cell)
             if atoll_distance(position, me.other, theirs, mine) > 1:
@@ -156,11 +159,17 @@ class MctsEngine(Engine):
         safe = []
         for move in moves:
             child = position.play(move)
-            if child.outcome() is None and any(
-                (o := child.play(reply).outcome()) is not None and o.winner is me.other
-                for reply in child.legal_moves()
-            ):
-                continue
+            if child.outcome() is None:
+                loses = False
+                for reply in child.legal_moves():
+                    outcome = child.play(reply).outcome()
+                    if outcome is not None and outcome.winner is me.other:
+                        loses = True
+                        break
+                    if limits.stopped():
+                        return moves
+                if loses:
+                    continue
             safe.append(move)
             if limits.stopped():
                 return moves
@@ -170,11 +179,11 @@ class MctsEngine(Engine):
                moves: list[str] | None = None) -> Node:
         """Grow a UCT tree from ``position`` (over ``moves`` at the root, by
         default all legal moves) until a limit is reached."""
-        cap = int(self.values["Iterations"])  # type: ignore[arg-type]
+        cap = self._spin("Iterations")
         if limits.nodes is not None:
             cap = min(cap, limits.nodes)
-        exploration = int(self.values["Exploration"]) / 100  # type: ignore[arg-type]
-        playout_plies = int(self.values["PlayoutPlies"])  # type: ignore[arg-type]
+        exploration = self._spin("Exploration") / 100
+        playout_plies = self._spin("PlayoutPlies")
         if playout_plies < 0:
             playout_plies = DEFAULT_PLAYOUT_PLIES.get(position.game.name, 4)
         rng = self.rng
@@ -185,9 +194,9 @@ class MctsEngine(Engine):
         next_info = time.monotonic() + INFO_INTERVAL
         done = 0
         while done < cap:
+            if limits.stopped():  # every iteration: one costs up to a few ms (a playout)
+                break
             if done & 7 == 0:
-                if limits.stopped():
-                    break
                 if limits.depth is not None and done and self._pv_length(root) >= limits.depth:
                     break
                 if time.monotonic() >= next_info:
@@ -206,13 +215,20 @@ class MctsEngine(Engine):
                 node.children.append(child)
                 node = child
             white_reward = self._playout(node, playout_plies, rng)
-            while node is not None:  # backpropagation
-                node.visits += 1
-                node.wins += white_reward if node.mover is Color.WHITE else 1.0 - white_reward
-                node = node.parent
+            up: Node | None = node
+            while up is not None:  # backpropagation
+                up.visits += 1
+                up.wins += white_reward if up.mover is Color.WHITE else 1.0 - white_reward
+                up = up.parent
             done += 1
         self.iterations_done = done
         return root
+
+    def _spin(self, name: str) -> int:
+        """A spin option's value (the SDK stores spins as ints)."""
+        value = self.values[name]
+        assert isinstance(value, int)
+        return value
 
     @staticmethod
     def _playout(node: Node, max_plies: int, rng) -> float:

@@ -149,8 +149,10 @@ def test_go_fields_both_clocks_p1_is_the_first_mover():
         p1time=30_000, p1inc=250, p2time=59_000, p2inc=500)
     assert go_fields(black, white, False) == dict(
         p2time=30_000, p2inc=250, p1time=59_000, p1inc=500)
-    # an opponent without a clock: only the mover's own fields
-    assert go_fields(black, Clock(TimeControl.parse("st=2")), False) == dict(p2time=30_000, p2inc=250)
+    # an opponent without a clock: all four fields still, the opponent's
+    # mirroring the mover's own (specs/protocol.md §Arbiter to engine, go limits)
+    assert go_fields(black, Clock(TimeControl.parse("st=2")), False) == dict(
+        p2time=30_000, p2inc=250, p1time=30_000, p1inc=250)
     # a clock run below zero (within the margin) is sent as 0
     flagged = Clock(TimeControl.parse("1+0"), timemargin_ms=500)
     assert flagged.stop(1200)
@@ -163,8 +165,10 @@ def test_go_fields_of_each_kind():
     assert go_fields(Clock(TimeControl.parse("depth=5")), other, True) == dict(depth=5)
     assert go_fields(Clock(TimeControl.parse("nodes=7")), other, False) == dict(nodes=7)
     assert go_fields(Clock(TimeControl.parse("inf")), other, True) == dict(infinite=True)
-    # a clocked mover facing an opponent without a clock: only his own clock
-    assert go_fields(other, Clock(TimeControl.parse("depth=2")), True) == dict(p1time=10_000, p1inc=0)
+    # a clocked mover facing an opponent without a clock: all four fields,
+    # the opponent's mirroring his own (ugi.md's clock form has all four)
+    assert go_fields(other, Clock(TimeControl.parse("depth=2")), True) == dict(
+        p1time=10_000, p1inc=0, p2time=10_000, p2inc=0)
     assert go_fields(Clock(TimeControl.parse("5+1,depth=9")), other, True) == dict(
         p1time=5000, p1inc=1000, p2time=10_000, p2inc=0, depth=9)
 

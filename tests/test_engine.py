@@ -392,7 +392,7 @@ async def test_conversation_handshake_and_a_search():
     assert (engine.name, engine.id_name, engine.author) == ("mock", "mock", "the tests")
     assert list(engine.options) == ["Hash", "UGI_Game"] and engine.healthy
     transport.expect("position startpos moves a1")
-    transport.expect("go p1time 1000 p2time 900 p1inc 10", "info depth 1 score cp 5 pv b1",
+    transport.expect("go p1time 1000 p2time 900 p1inc 10 p2inc 0", "info depth 1 score cp 5 pv b1",
                      "info depth 2 nodes 40 pv b1 c1", "bestmove b1 ponder c1")
     started = await engine.go(b"position startpos moves a1\n",
                               SearchLimits(time_ms=900, opponent_time_ms=1000, opponent_inc_ms=10),

@@ -14,6 +14,14 @@ import pytest
 
 from arbiter.clock import Clock, TimeControl
 from arbiter.games import Color, GameError, Termination, get_game
+from arbiter.match.adjudication import (
+    MATE_CP,
+    Adjudication,
+    AdjudicationError,
+    DrawRule,
+    ResignRule,
+    centipawns,
+)
 from arbiter.match.state import (
     DEADLINE_PASSED,
     BestMove,
@@ -483,6 +491,147 @@ def test_the_rules_ending_comes_before_max_plies():
     assert over(table.answer(moves[-1])).termination is position.outcome().termination
 
 
+# --- score adjudication (specs/match.md §Adjudication) ---------------------------------------
+
+
+def adjudicated(resign: str | None = None, draw: str | None = None, **options) -> Table:
+    return Table(new_state(adjudication=Adjudication.parse(resign, draw), **options))
+
+
+def cp(value: int) -> dict:
+    return {"score_cp": value, "depth": 3}
+
+
+def test_resign_after_movecount_moves_at_or_below_minus_score():
+    """One-sided: White's own score at -600 or worse on 3 moves in a row loses;
+    Black's scores do not matter."""
+    table = adjudicated("movecount=3 score=600")
+    for white_score in (-650, -600):
+        assert isinstance(table.answer(info=cp(white_score)), Go)
+        assert isinstance(table.answer(info=cp(-5000)), Go)  # Black thinks it is lost too: one-sided
+    end = over(table.answer(info={"score_mate": -4}))  # a mate counts beyond any threshold
+    assert (end.termination, end.winner) == (M.ADJUDICATED_RESIGN, BLACK)
+    assert end.detail == ("adjudicated a loss for White (resign): its score over its last 3 move(s) "
+                          "was cp -650, cp -600, mate -4, at most -600 cp")
+    assert len(table.state.moves) == 5 and table.state.moves[-1].score == "mate -4"
+
+
+@pytest.mark.parametrize("breaker", [cp(-599), {}, {"score_winprob": 0.5}])
+def test_a_move_above_the_threshold_or_without_a_score_breaks_the_run(breaker):
+    table = adjudicated("movecount=2 score=600")
+    table.answer(info=cp(-900))
+    table.answer()
+    table.answer(info=breaker)  # White's second move does not complete the run
+    table.answer()
+    assert isinstance(table.answer(info=cp(-900)), Go)  # a new run of one
+    table.answer()
+    end = over(table.answer(info=cp(-900)))
+    assert end.termination is M.ADJUDICATED_RESIGN and end.winner is BLACK
+
+
+def test_resign_twosided_needs_both_engines_to_agree():
+    table = adjudicated("movecount=2 score=300 twosided=true")
+    table.answer(info=cp(-400))  # White: lost
+    table.answer(info=cp(100))  # Black: not sure
+    table.answer(info=cp(-400))
+    assert isinstance(table.answer(info=cp(350)), Go)  # Black has one move at +300 or more
+    table.answer(info=cp(-500))
+    end = over(table.answer(info={"score_winprob": 0.99}))  # Black's second: 798 cp
+    assert (end.termination, end.winner) == (M.ADJUDICATED_RESIGN, WHITE.other)
+    assert end.detail == ("adjudicated a loss for White (resign): its score over its last 2 move(s) "
+                          "was cp -400, cp -500, at most -300 cp, and Black's was cp 350, winprob 0.99, "
+                          "at least +300 cp")
+
+
+def test_draw_after_movenumber_with_both_sides_near_zero():
+    """--draw movenumber=3 movecount=2 score=20: no verdict before 6 plies,
+    then one once each side's last 2 moves are within 20 cp of zero."""
+    table = adjudicated(draw="movenumber=3 movecount=2 score=20")
+    for score in (0, 5, -10, 20):  # 4 plies: within, but before move 3
+        assert isinstance(table.answer(info=cp(score)), Go)
+    assert isinstance(table.answer(info=cp(25)), Go)  # ply 5, White: out of the band
+    table.answer(info=cp(0))
+    table.answer(info=cp(-20))
+    assert isinstance(table.answer(info={"score_winprob": 0.51}), Go)  # ~7 cp; White's run has cp 25
+    end = over(table.answer(info=cp(3)))
+    assert (end.termination, end.winner) == (M.ADJUDICATED_DRAW, None)
+    assert end.detail == ("adjudicated a draw: scores within 20 cp of zero over each side's last 2 "
+                          "move(s) (White cp -20, cp 3; Black cp 0, winprob 0.51), from move 3")
+
+
+def test_draw_counts_the_opening_plies_for_movenumber():
+    table = adjudicated(draw="movenumber=2 movecount=1 score=0", opening=["b1", "b2", "c1"])
+    assert isinstance(table.answer(info=cp(0)), Go)  # ply 4 is Black's first move: White has none yet
+    end = over(table.answer(info=cp(0)))
+    assert end.termination is M.ADJUDICATED_DRAW
+
+
+def test_adjudication_is_off_by_default_and_comes_before_maxplies():
+    table = Table(new_state(maxplies=6))
+    for _ in range(5):
+        assert isinstance(table.answer(info=cp(-10_000)), Go)
+    assert over(table.answer(info=cp(-10_000))).termination is M.MAX_PLIES
+    table = adjudicated("movecount=1 score=100", maxplies=1)
+    assert over(table.answer(info=cp(-100))).termination is M.ADJUDICATED_RESIGN
+
+
+def test_a_rule_ending_comes_before_adjudication():
+    rng = random.Random(3)
+    position, moves = get_game("troll").start(), []
+    while position.outcome() is None:
+        moves.append(rng.choice(position.legal_moves()))
+        position = position.play(moves[-1])
+    table = adjudicated("movecount=1 score=1", "movenumber=0 movecount=1 score=100000",
+                        opening=moves[:-1])
+    end = over(table.answer(moves[-1], info=cp(-5000)))
+    assert end.termination is position.outcome().termination
+
+
+def test_scores_on_one_scale():
+    """specs/match.md §Adjudication: cp as given, mate as +-MATE_CP, winprob
+    by the logistic 400 * log10(p / (1 - p)), clamped at 0.001 and 0.999."""
+    assert centipawns(Score(ScoreKind.CP, -35)) == -35
+    assert centipawns(Score(ScoreKind.MATE, 3)) == MATE_CP
+    assert centipawns(Score(ScoreKind.MATE, -1)) == -MATE_CP
+    assert centipawns(Score(ScoreKind.WINPROB, 0.5)) == 0
+    assert centipawns(Score(ScoreKind.WINPROB, 0.76)) == pytest.approx(200.2, abs=0.1)
+    assert centipawns(Score(ScoreKind.WINPROB, 1)) == pytest.approx(1199.8, abs=0.1)
+    assert centipawns(Score(ScoreKind.WINPROB, 0)) == pytest.approx(-1199.8, abs=0.1)
+
+
+@pytest.mark.parametrize("resign, draw, expected", [
+    ("movecount=3 score=600", None, (ResignRule(3, 600), None)),
+    ("score=600  movecount=3 twosided=true", None, (ResignRule(3, 600, True), None)),
+    (None, "movenumber=40 movecount=8 score=10", (None, DrawRule(40, 8, 10))),
+    (None, "movenumber=0 movecount=1 score=0", (None, DrawRule(0, 1, 0))),
+])
+def test_adjudication_options_parse_and_print_canonically(resign, draw, expected):
+    rules = Adjudication.parse(resign, draw)
+    assert (rules.resign, rules.draw) == expected
+    for rule, kind in ((rules.resign, ResignRule), (rules.draw, DrawRule)):
+        if rule is not None:
+            assert kind.parse(str(rule)) == rule
+    assert not Adjudication() and Adjudication.parse() == Adjudication()
+
+
+@pytest.mark.parametrize("resign, draw, words", [
+    ("movecount=3", None, "--resign 'movecount=3': score= is missing"),
+    ("movecount=3 score=600 twosided=yes", None, "twosided must be true or false, not 'yes'"),
+    ("movecount=0 score=600", None, "movecount must be from 1 to"),
+    ("movecount=2 score=-5", None, "score must be from 1 to"),
+    ("movecount=2 score=1e3", None, "score must be a whole number, not '1e3'"),
+    ("movecount=2 score=5 movecount=3", None, "movecount given twice"),
+    ("movecount=2 score=5 hash=1", None, "unknown key 'hash' (expected movecount, score, twosided)"),
+    ("3 600", None, "'3' is not key=value"),
+    (None, "movecount=8 score=10", "--draw 'movecount=8 score=10': movenumber= is missing"),
+    (None, "movenumber=40 movecount=8 score=99999999999999999999", "score must be a whole number"),
+])
+def test_bad_adjudication_options_say_what_and_where(resign, draw, words):
+    with pytest.raises(AdjudicationError) as info:
+        Adjudication.parse(resign, draw)
+    assert words in str(info.value)
+
+
 # --- the state's own errors -----------------------------------------------------------------
 
 
@@ -564,5 +713,5 @@ def test_a_game_record_round_trips_through_json_with_todays_text():
 def test_termination_values_are_unchanged():
     assert [t.value for t in MatchTermination] == [
         "illegal-move", "malformed-bestmove", "time-forfeit", "crash", "stall", "protocol-error",
-        "max-plies", "handshake-failure"]
+        "max-plies", "adjudicated-resign", "adjudicated-draw", "handshake-failure"]
     assert str(M.STALL) == "stall" and f"{M.CRASH}" == "crash" and M.CRASH == "crash"

@@ -63,12 +63,15 @@ ARBITER_STRATEGIES = (
 )
 arbiter_messages = st.one_of(ARBITER_STRATEGIES)
 
+#: pv moves: any token but an info keyword (each one ends the pv)
+pv_moves = tokens.filter(lambda t: t not in m.INFO_KEYWORDS)
+
 ENGINE_STRATEGIES = (
     st.builds(m.IdName, nonempty_texts), st.builds(m.IdAuthor, nonempty_texts), option_decls,
     st.builds(m.UgiOk), st.builds(m.ReadyOk),
     st.builds(m.Info, optional(naturals), optional(naturals), optional(ints), optional(ints),
               optional(st.floats(0, 1)), optional(naturals), optional(naturals),
-              optional(naturals), st.lists(tokens, max_size=6).map(tuple), optional(texts)),
+              optional(naturals), st.lists(pv_moves, max_size=6).map(tuple), optional(texts)),
     st.builds(m.BestMove, tokens, optional(tokens)),
     st.builds(m.Response, st.sampled_from(m.RESPONSE_WORDS)),
 )
@@ -174,6 +177,14 @@ def test_text_garbage_only_raises_protocol_error(text):
     ("response none", m.Response("none")),
     ("id name Random  Mover 1.0", m.IdName("Random  Mover 1.0")),
     ("info depth 2 multipv 1 score cp 12 lowerbound nodes 5 pv a b", m.Info(depth=2, score_cp=12, nodes=5, pv=("a", "b"))),
+    # specs/protocol.md §Engine to arbiter: every known info keyword ends the pv
+    ("info pv m1 m2 nodes 12 time 0", m.Info(pv=("m1", "m2"), nodes=12, time=0)),
+    ("info score cp 5 pv d5 e4 depth 3 seldepth 4 nps 9 score mate 2 string x y",
+     m.Info(depth=3, seldepth=4, score_mate=2, score_cp=5, nps=9, pv=("d5", "e4"), string="x y")),
+    ("info pv a multipv 1 currmove b hashfull 3 tthits 2 tbhits 0 pv c d",
+     m.Info(pv=("c", "d"))),  # UCI's and ugi.md's keywords too; the last pv counts
+    ("info pv a b lowerbound", m.Info(pv=("a", "b"))),
+    ("info pv a b xyz", m.Info(pv=("a", "b", "xyz"))),  # an unknown word is a move
     ("info string hello   world ", m.Info(string="hello   world")),
     ("info score winprob 0.75", m.Info(score_winprob=0.75)),
     ("option name Seed type spin default 0 min 0 max 1000", m.OptionDecl("Seed", "spin", "0", 0, 1000)),
@@ -266,7 +277,7 @@ def test_bad_arbiter_lines(line, fragment):
     lambda: m.BestMove(""), lambda: m.BestMove("a b"), lambda: m.SetPosition(None, ("a\nb",)),
     lambda: m.SetPosition("x  y"), lambda: m.SetPosition("a moves b"), lambda: m.Go(depth=0),
     lambda: m.Go(movetime=-1), lambda: m.Go(nodes=MAX_INT + 1), lambda: m.IdName(" x"),
-    lambda: m.IdName("a\nb"), lambda: m.Info(pv=("string",)), lambda: m.Info(score_winprob=float("nan")),
+    lambda: m.IdName("a\nb"), lambda: m.Info(pv=("string",)), lambda: m.Info(pv=("e4", "nodes")), lambda: m.Info(score_winprob=float("nan")),
     lambda: m.SetOption("a value b"), lambda: m.Query("who"), lambda: m.Response("yes"),
     lambda: m.OptionDecl("x", "spin", "1", 2, 1), lambda: m.IdName("\ud800"),
 ])
@@ -316,16 +327,20 @@ def test_splitter_limit_is_one_mebibyte_by_default():
 # --- the session state machine (specs/protocol.md §States) --------------------------
 
 
-def _handshaken() -> EngineSession:
+def _handshaken(*extra: str) -> EngineSession:
+    """A session after a handshake declaring a few options (and ``extra`` lines)."""
     session = EngineSession()
     assert session.send(m.Ugi()) == b"ugi\n"
     for line in ["id name Test", "id author Someone",
                  "option name UGI_Game type combo default troll var troll var atoll",
                  "option name Seed type spin default 0 min 0 max 100",
                  "option name Fast type check default false", "option name Reset type button",
-                 "option name Book type string default <empty>", "ugiok"]:
+                 "option name Book type string default <empty>", *extra, "ugiok"]:
         session.receive(line)
     return session
+
+
+MOVESTOGO_DECL = "option name UGI_MovesToGo type check default true"
 
 
 def test_session_handshake_fills_name_author_options():
@@ -395,7 +410,7 @@ def test_session_fast_go_and_bestmove_match_the_general_path():
     and the general path through the tokenizer (protocol/session.py)."""
     limits = SearchLimits(time_ms=59000, inc_ms=100, opponent_time_ms=60000, opponent_inc_ms=100, moves_to_go=7)
     fields: dict[str, Any] = {"p1time": 60000, "p2time": 59000, "p1inc": 100, "p2inc": 100, "movestogo": 7}
-    fast, slow = _handshaken(), _handshaken()
+    fast, slow = _handshaken(MOVESTOGO_DECL), _handshaken(MOVESTOGO_DECL)
     assert fast.send_go(limits, False) == slow.send(m.Go(**fields))
     assert fast.state is slow.state is SessionState.SEARCHING
     assert fast.last_go == slow.last_go == m.Go(**fields)
@@ -440,11 +455,14 @@ def test_session_fast_go_and_bestmove_match_the_general_path():
         (SearchLimits(movetime_ms=250, depth=3), True, {"movetime": 250, "depth": 3}),
         (SearchLimits(time_ms=5, inc_ms=0, opponent_time_ms=7, opponent_inc_ms=10, moves_to_go=3), False,
          {"p2inc": 0, "p2time": 5, "p1time": 7, "p1inc": 10, "movestogo": 3}),
-        (SearchLimits(time_ms=5, inc_ms=0), True, {"p1time": 5, "p1inc": 0}),
+        # a clock go always carries all four fields (specs/protocol.md §Arbiter to engine)
+        (SearchLimits(time_ms=5, inc_ms=0), True, {"p1time": 5, "p1inc": 0, "p2time": 5, "p2inc": 0}),
+        (SearchLimits(time_ms=5), False, {"p1time": 5, "p1inc": 0, "p2time": 5, "p2inc": 0}),
+        (SearchLimits(time_ms=5, opponent_time_ms=9), True, {"p1time": 5, "p1inc": 0, "p2time": 9, "p2inc": 0}),
     ]
     for limits, mover_is_p1, fields in cases:
         assert go_message(limits, mover_is_p1) == m.Go(**fields)
-        assert fast.send_go(limits, mover_is_p1) == _handshaken().send(m.Go(**fields))
+        assert fast.send_go(limits, mover_is_p1) == _handshaken(MOVESTOGO_DECL).send(m.Go(**fields))
         assert fast.state is SessionState.SEARCHING and fast.last_go == m.Go(**fields)
         fast.receive("bestmove d5")
     fresh = EngineSession()
@@ -455,6 +473,29 @@ def test_session_fast_go_and_bestmove_match_the_general_path():
         fresh.receive("bestmove d5")
     with pytest.raises(ProtocolError, match="during the handshake"):
         fresh.receive("readyok")
+
+
+@pytest.mark.parametrize("declared, set_to, sent", [
+    ((), None, False),  # ugi.md's forms only: no movestogo
+    (("option name UGI_MovesToGo type check default true",), None, True),
+    (("option name UGI_MovesToGo type check default false",), None, False),
+    (("option name UGI_MovesToGo type check default false",), "true", True),
+    (("option name ugi_movestogo type check default true",), "false", False),  # names ignore case
+    (("option name UGI_MovesToGo type string default true",), None, False),  # not a check
+])
+def test_movestogo_only_to_an_engine_that_declares_it(declared, set_to, sent):
+    """specs/protocol.md §Arbiter to engine: a clock go made from limits has the
+    four clock fields always, ``movestogo`` only when the engine declares the
+    check option UGI_MovesToGo and it is true."""
+    session = _handshaken(*declared)
+    if set_to is not None:
+        session.send(m.SetOption("UGI_MovesToGo", set_to))
+    limits = SearchLimits(time_ms=1000, inc_ms=0, opponent_time_ms=2000, opponent_inc_ms=0, moves_to_go=5)
+    line = session.send_go(limits, True)
+    assert session.reads_movestogo is sent
+    expected = b"go p1time 1000 p2time 2000 p1inc 0 p2inc 0" + (b" movestogo 5" if sent else b"") + b"\n"
+    assert line == expected
+    assert session.last_go == parse_arbiter_line(line.decode().strip())
 
 
 def test_position_line_appends_what_set_position_would_write():

@@ -9,6 +9,7 @@ Timeouts here only guard against hangs; nothing measures speed.
 from __future__ import annotations
 
 import functools
+import io
 import os
 import queue
 import random
@@ -21,6 +22,7 @@ import pytest
 
 from arbiter.games import Color, get_game
 from protocol import messages as m
+from protocol import sdk
 from protocol.codec import LineSplitter
 from protocol.sdk import SearchLimits, query_answer, time_budget_ms
 from protocol.session import EngineSession, SessionState
@@ -231,6 +233,8 @@ def test_handshake_declares_ids_and_options(engine_factory, name):
     assert game_option is not None and set(game_option.vars) == set(GAMES)
     assert game_option.default == "troll"
     assert session.option("Seed").type == "spin"
+    # the SDK reads movestogo, and says so (specs/protocol.md §Arbiter to engine)
+    assert session.option("UGI_MovesToGo").type == "check" and session.reads_movestogo
     if name == "mcts":
         assert session.option("Iterations").type == "spin"
     assert engine.quit() == 0
@@ -413,6 +417,69 @@ def test_time_budget_arithmetic():
     assert time_budget_ms(m.Go(p1time=60_000, p2time=60_000, movetime=100), True) == 75
     assert time_budget_ms(m.Go(depth=3), True) is None
     assert time_budget_ms(m.Go(infinite=True), True) is None
+
+
+#: ``go movetime`` of the time test below, and the positions per engine and game
+MOVETIME_MS = 50
+TIMED_POSITIONS = 12
+
+
+def _random_positions(game: str, count: int, seed: int) -> list[tuple[str, ...]]:
+    """Move lists of ``count`` positions of random games, at random plies, not over."""
+    rng, found = random.Random(seed), []
+    while len(found) < count:
+        position, moves = get_game(game).start(), []
+        for _ in range(rng.randrange(120)):
+            if position.outcome() is not None:
+                break
+            moves.append(rng.choice(position.legal_moves()))
+            position = position.play(moves[-1])
+        if position.outcome() is None:
+            found.append(tuple(moves))
+    return found
+
+
+@pytest.mark.parametrize("name", ENGINES)
+def test_sample_engines_look_at_their_deadline_often_enough(name):
+    """specs/protocol.md §Python SDK: under ``go movetime 50`` each sample
+    engine, in every game and many positions, spends at most
+    MAX_UNCHECKED_MS of CPU between two looks at its deadline (its SDK's
+    work up to ``bestmove`` included).  With the reserve the SDK keeps, that
+    answers in time on an unloaded machine.  Measured in the search thread's
+    CPU time, so the machine's load cannot change the verdict; the wall
+    clock is not asserted on."""
+    budget = time_budget_ms(m.Go(movetime=MOVETIME_MS), True)
+    assert budget is not None and budget + sdk.MAX_UNCHECKED_MS < MOVETIME_MS - 5  # room for the pipes
+    engine_class = {"random": "RandomEngine", "greedy": "GreedyEngine", "mcts": "MctsEngine"}[name]
+    module = __import__(f"sample_engines.{name}", fromlist=[engine_class])
+    worst: list[tuple[float, str, int]] = []
+    for game in GAMES:
+        out = io.StringIO()
+        runner = sdk.EngineRunner(getattr(module, engine_class)(game), stdin=0, stdout=out)
+        for moves in _random_positions(game, TIMED_POSITIONS, seed=len(game)):
+            runner.handle(m.SetPosition(None, moves).to_line())
+            runner.handle(f"go movetime {MOVETIME_MS}")
+            runner.wait_search()
+            limits = runner.last_limits
+            assert limits is not None and limits.budget == pytest.approx(budget / 1000)
+            worst.append((limits.longest_unchecked * 1000, game, len(moves)))
+            answer = out.getvalue().splitlines()[-1].split()
+            assert answer[0] == "bestmove" and get_game(game).position(None, moves).is_legal(answer[1])
+    longest = max(worst)
+    assert longest[0] <= sdk.MAX_UNCHECKED_MS, f"{name}: {longest[0]:.2f} ms unchecked ({longest[1]}, ply {longest[2]})"
+
+
+def test_the_budget_counts_from_the_moment_go_was_read():
+    """The SDK starts a search's clock when it read the ``go`` line, as the
+    arbiter's clock starts when it wrote it: setting up the position (a long
+    move list replayed) is spent from the budget."""
+    from sample_engines.random import RandomEngine
+
+    runner = sdk.EngineRunner(RandomEngine("troll"), stdin=0, stdout=io.StringIO())
+    read_at = runner._read_at = 12.5  # as run() stamps each chunk it reads
+    runner.handle("go movetime 100")
+    runner.wait_search()
+    assert runner.last_limits is not None and runner.last_limits.start == read_at
 
 
 # --- strength: cannot flake (fixed iterations, fixed seeds) ----------------------------

@@ -44,7 +44,7 @@ from protocol.messages import (
 )
 from protocol.search import go_message
 
-__all__ = ["Failed", "Context", "CheckSpec", "check", "Answer", "Checker", "ms", "SELFPLAY_TC",
+__all__ = ["Failed", "NotApplicable", "Context", "CheckSpec", "check", "Answer", "Checker", "ms", "SELFPLAY_TC",
            "SHOWN_LINES"]
 
 #: Clocks of the self-play game and of the repeat rounds.
@@ -64,6 +64,11 @@ Needs = Literal["none", "start", "game", "search"]
 
 class Failed(Exception):
     """Ends a check early (its problem is already recorded)."""
+
+
+class NotApplicable(Exception):
+    """The check tests an extension the engine does not declare: nothing to
+    test, so it PASSes with this reason (``specs/check.md`` §Verdicts)."""
 
 
 @dataclass

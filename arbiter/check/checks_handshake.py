@@ -46,9 +46,10 @@ async def startup_quiet(checker: Checker, ctx: Context) -> None:
         ctx.notes.append(f"silent for {checker.settings.quiet_wait:g} s")
 
 
-@check("startup.handshake", "ugi answered: id name, id author, ugiok",
-       "`ugi` answered with `id name`, `id author` and `ugiok` within {handshake} s; "
-       "between them only `option` and `info` lines", needs="none")
+@check("startup.handshake", "ugi answered with ugiok",
+       "`ugi` answered with `ugiok` within {handshake} s, with `id name` and `id author` before "
+       "it (WARN if missing: ugi.md requires only `ugiok`); between them only `id`, `option` "
+       "and `info` lines", needs="none")
 async def startup_handshake(checker: Checker, ctx: Context) -> None:
     if checker.start_failed is not None:
         raise ctx.fail(checker.start_failed)
@@ -69,9 +70,9 @@ async def startup_handshake(checker: Checker, ctx: Context) -> None:
     checker.report.id_name = probe.id_name
     checker.report.id_author = probe.author
     if probe.id_name is None:
-        ctx.problem("no `id name` before ugiok", ugiok.line)
+        ctx.warn("no `id name` before ugiok: records name the engine by its spec", ugiok.line)
     if probe.author is None:
-        ctx.problem("no `id author` before ugiok", ugiok.line)
+        ctx.warn("no `id author` before ugiok: records show no author", ugiok.line)
     for received in seen:
         if received.command in ("option", "id") and received.error is None:
             continue

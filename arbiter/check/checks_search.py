@@ -11,11 +11,11 @@ from collections.abc import Callable
 
 import trio
 
-from arbiter.check.checker import Checker, CheckSpec, Context, Failed, check, ms
+from arbiter.check.checker import Checker, CheckSpec, Context, Failed, NotApplicable, check, ms
 from arbiter.check.positions import CheckPosition
 from arbiter.check.probe import Line, Probe, Received
 from arbiter.games import IllegalMoveError, Position
-from protocol.messages import BestMove, Go, IsReady, ReadyOk, SetPosition, Stop
+from protocol.messages import MOVESTOGO_OPTION, BestMove, Go, IsReady, ReadyOk, SetPosition, Stop
 
 __all__ = ["CHECKS"]
 
@@ -84,9 +84,10 @@ async def isready_between(checker: Checker, ctx: Context) -> None:
 # --- go ----------------------------------------------------------------------------------------------
 
 
-def _clock_go(checker: Checker, pos: Position, mine: int, theirs: int, *, inc: int | None = None,
+def _clock_go(checker: Checker, pos: Position, mine: int, theirs: int, *, inc: int = 0,
               movestogo: int | None = None) -> Go:
-    """Clocks from the mover's side: ``mine`` for the side to move, ``theirs`` for the other."""
+    """Clocks from the mover's side: ``mine`` for the side to move, ``theirs`` for the other;
+    all four clock fields, as ``ugi.md`` lists them (``movestogo`` is our extension)."""
     p1 = pos.to_move is checker.game.first
     return Go(p1time=mine if p1 else theirs, p2time=theirs if p1 else mine, p1inc=inc, p2inc=inc,
               movestogo=movestogo)
@@ -107,7 +108,7 @@ async def _go_pair(checker: Checker, ctx: Context, make: Callable[[Position], Go
 
 
 @check("go.clock", "go with both clocks",
-       "with `p1time`/`p2time` only, the mover's clock 1500 ms and the other's 60000 ms: a legal "
+       "with both clocks and no increment, the mover's clock 1500 ms and the other's 60000 ms: a legal "
        "`bestmove` within the mover's clock (+{margin} ms), with p1 and with p2 to move (an "
        "engine that reads the other side's clock runs over)", needs="search")
 async def go_clock(checker: Checker, ctx: Context) -> None:
@@ -123,8 +124,13 @@ async def go_increment(checker: Checker, ctx: Context) -> None:
 
 @check("go.movestogo", "go with movestogo",
        "with `movestogo 1` and 1000 ms on each clock: a legal `bestmove` within the clock "
-       "(+{margin} ms)", needs="search")
+       "(+{margin} ms); only for an engine that declares the check option `UGI_MovesToGo` "
+       "(otherwise not applicable: it is our extension of ugi.md)", needs="search")
 async def go_movestogo(checker: Checker, ctx: Context) -> None:
+    probe = await checker.fresh(ctx)
+    if not probe.session.reads_movestogo:
+        raise NotApplicable(f"not applicable: the engine does not declare the check option {MOVESTOGO_OPTION} "
+                            "(true), so the arbiter never sends it movestogo (specs/protocol.md)")
     await _go_pair(checker, ctx, lambda pos: _clock_go(checker, pos, 1000, 1000, movestogo=1))
 
 

@@ -36,7 +36,7 @@ from collections.abc import Callable
 import trio
 
 from arbiter.check import checks_handshake, checks_robustness, checks_rules, checks_search
-from arbiter.check.checker import Checker, CheckSpec, Context, Failed
+from arbiter.check.checker import Checker, CheckSpec, Context, Failed, NotApplicable
 from arbiter.check.probe import Gone
 from arbiter.check.report import CheckReport, CheckResult, CheckSettings, Status
 from arbiter.engine import EngineConfig
@@ -144,6 +144,8 @@ class _Runner:
         with trio.move_on_after(deadline) as scope:
             try:
                 await spec.run(checker, ctx)
+            except NotApplicable as exc:
+                return CheckResult(spec.name, spec.title, spec.mandatory, Status.PASS, expected, str(exc))
             except Failed:
                 pass
             except Gone as exc:

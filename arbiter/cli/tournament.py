@@ -162,6 +162,10 @@ def _resume_config(db: str, resume: int, flags: dict[str, Any]) -> TournamentCon
 # Options shared by `tournament` and `match`
 # --------------------------------------------------------------------------
 
+_RESIGN_HELP = ("'movecount=N score=S [twosided=true]': a side whose score is -S or worse for N "
+                "moves loses (off by default)")
+_DRAW_HELP = ("'movenumber=M movecount=N score=S': a draw when both scores stay within S of 0 "
+              "for N moves each, from move M (off by default)")
 _GAMES_HELP = "games per pairing per round (default 2; colours alternate, game pairs share an opening)"
 
 
@@ -186,6 +190,8 @@ def tournament(
     tc: str | None = typer.Option(None, "--tc", help="time control: 40/60+0.5, 60+0.5, st=2, depth=N, nodes=N, inf"),
     timemargin: int | None = typer.Option(None, "--timemargin", help="ms an engine may overstep its time"),
     maxplies: int | None = typer.Option(None, "--maxplies", help="adjudicate after N plies"),
+    resign: str | None = typer.Option(None, "--resign", help=_RESIGN_HELP),
+    draw: str | None = typer.Option(None, "--draw", help=_DRAW_HELP),
     stall: float | None = typer.Option(None, "--stall", help="seconds a search without a clock may last"),
     sprt: str | None = typer.Option(None, "--sprt", help="'elo0=0 elo1=5 alpha=0.05 beta=0.05' (two engines)"),
     name: str | None = typer.Option(None, "--name", help="the tournament's name"),
@@ -201,6 +207,7 @@ def tournament(
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
+                 resign=resign, draw=draw,
                  sprt=sprt, name=name, pgn=pgn, log=log, engine=engine or None)
     _check_numbers(flags)
     file_db = None
@@ -240,6 +247,8 @@ def match(
     tc: str | None = typer.Option(None, "--tc", help="time control"),
     timemargin: int | None = typer.Option(None, "--timemargin", help="ms"),
     maxplies: int | None = typer.Option(None, "--maxplies", help="adjudicate after N plies"),
+    resign: str | None = typer.Option(None, "--resign", help=_RESIGN_HELP),
+    draw: str | None = typer.Option(None, "--draw", help=_DRAW_HELP),
     stall: float | None = typer.Option(None, "--stall", help="seconds"),
     sprt: str | None = typer.Option(None, "--sprt", help="'elo0=0 elo1=5 alpha=0.05 beta=0.05'"),
     name: str | None = typer.Option(None, "--name", help="the match's name"),
@@ -256,6 +265,7 @@ def match(
     flags = dict(game=game, format="round-robin", games=games, rounds=rounds, openings=openings,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
+                 resign=resign, draw=draw,
                  sprt=sprt, pgn=pgn, log=log,
                  name=name or f"{game.strip().lower()} match")
     _check_numbers(flags)

@@ -33,6 +33,7 @@ from arbiter.engine import (
 from arbiter.games import Color, Game, Position, get_game, result_for
 from arbiter.record import GameRecord, Ply
 
+from .adjudication import Adjudication
 from .state import DEADLINE_PASSED, Action, Answer, BestMove, Faulted, GameOver, Go, MatchState, Stop
 
 __all__ = ["DEFAULT_TC", "Player", "play_game", "play_engines"]
@@ -218,6 +219,7 @@ async def play_game(
     tc: TimeControl | str | None = None,
     timemargin_ms: int = 0,
     maxplies: int | None = None,
+    adjudication: Adjudication | None = None,
     stall_ms: int = DEFAULT_STALL_MS,
     on_move: OnMove | None = None,
 ) -> GameRecord:
@@ -228,7 +230,8 @@ async def play_game(
     told).  ``tc`` is the time control of both sides unless an engine's config
     names its own; ``timemargin_ms`` likewise (the engine's config wins when it
     gives one).  ``maxplies`` adjudicates at that many plies, the opening's
-    included.  ``stall_ms`` bounds a search without a clock.  ``on_move`` is
+    included; ``adjudication`` the score rules (``--resign``, ``--draw``; off
+    by default).  ``stall_ms`` bounds a search without a clock.  ``on_move`` is
     called after each ply with its record and the new position.
 
     Raises :class:`EngineStartError` (``handshake-failure``: the game is not
@@ -248,7 +251,7 @@ async def play_game(
     players = {color: Player(engine, color, _clock(engine, default_tc, timemargin_ms, stall_ms))
                for color, engine in ((Color.WHITE, white), (Color.BLACK, black))}
     state = MatchState(game, {color: p.clock for color, p in players.items()}, fen=fen, opening=opening,
-                       maxplies=maxplies,
+                       maxplies=maxplies, adjudication=adjudication,
                        stop_grace={color: p.engine.timeouts.stop for color, p in players.items()})
     await _new_game(game.name, white, black)
     start_time = _utc_now()

@@ -44,6 +44,8 @@ from arbiter.games import Color, Game, IllegalMoveError, Outcome, Position
 from arbiter.record import Ending, MatchTermination, Ply, Score
 from protocol.search import PositionLine, SearchLimits
 
+from .adjudication import Adjudication, Adjudicator, Verdict
+
 __all__ = [
     "MatchState", "MatchStateError", "Phase", "Go", "Stop", "GameOver", "Action",
     "BestMove", "Faulted", "DeadlinePassed", "DEADLINE_PASSED", "Event", "Answer", "FaultReport",
@@ -234,8 +236,11 @@ class MatchState:
     (the referee checks them here: :class:`arbiter.games.GameError` before any
     action); ``clocks`` each side's :class:`~arbiter.clock.Clock`, charged
     here; ``maxplies`` adjudicates the game at that many plies from the
-    starting position, the opening's included; ``stop_grace`` how long each
-    side may take to answer ``stop`` (seconds).
+    starting position, the opening's included; ``adjudication`` the score
+    rules (``--resign``, ``--draw``: :mod:`arbiter.match.adjudication`; off
+    when None or empty), judged on each ply the rules did not end, before
+    ``maxplies``; ``stop_grace`` how long each side may take to answer
+    ``stop`` (seconds).
 
     :attr:`position` is the position now, :attr:`plies` its plies from the
     starting position, :attr:`ending` the :class:`GameOver` once there is one.
@@ -243,7 +248,7 @@ class MatchState:
 
     def __init__(self, game: Game, clocks: Mapping[Color, Clock], *, fen: str | None = None,
                  opening: Sequence[str] = (), maxplies: int | None = None,
-                 stop_grace: Mapping[Color, float]):
+                 adjudication: Adjudication | None = None, stop_grace: Mapping[Color, float]):
         self.game = game
         self.position: Position = game.position(fen, opening)
         self.maxplies = maxplies
@@ -265,6 +270,9 @@ class MatchState:
         #: the last accepted ply, not recorded yet: (move, color, measured ms,
         #: clock ms after it, reply, position after it); see record_ply
         self._unrecorded: tuple[str, Color, float, int | None, Answer, Position] | None = None
+        #: the score rules' bookkeeping (None: no score rule), and its verdict on the last ply
+        self._adjudicator = Adjudicator(adjudication) if adjudication else None
+        self._verdict: Verdict | None = None
 
     # -- events in, actions out -------------------------------------------------------------
 
@@ -337,6 +345,10 @@ class MatchState:
         outcome = position.outcome()
         if outcome is not None:
             return self._over(outcome.termination, outcome.winner, _rule_detail(outcome, position))
+        verdict = self._verdict
+        if verdict is not None:
+            kind = MatchTermination.ADJUDICATED_RESIGN if verdict.resign else MatchTermination.ADJUDICATED_DRAW
+            return self._over(kind, verdict.winner, verdict.detail)
         if self.maxplies is not None and self.plies >= self.maxplies:
             return self._adjudicate()
         mover = position.to_move
@@ -389,6 +401,8 @@ class MatchState:
         self.plies += 1
         self._mover = None
         self._unrecorded = (move, color, elapsed_ms, clock.clock_ms(), reply, after)
+        if self._adjudicator is not None:  # the score is read now (the lazy info's seam is kept when off)
+            self._verdict = self._adjudicator.ply(color, Score.from_info(reply.info), self.plies)
         return self._next()
 
     def _search_overtime(self) -> Action:
