@@ -25,6 +25,7 @@ from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, S
 from arbiter.tournament import RunResult, Tournament, open_tournament, tournament_standings
 
 from .app import (
+    EACH_HELP,
     EXIT_INTERRUPTED,
     Interrupted,
     app,
@@ -170,9 +171,10 @@ def tournament(
     config_file: str | None = typer.Argument(None, metavar="CONFIG.toml",
                                                 help="a tournament file; flags override it"),
     engine: list[str] | None = typer.Option(
-        None, "--engine", "-e", help="engine SPEC, one per engine: cmd=... \\[name=... option.N=V "
+        None, "--engine", "-e", help="engine SPEC, one per engine: cmd=... [name=... option.N=V "
         "tc=...] or a NAME from the engines file"),
-    engines_file: str | None = typer.Option(None, "--engines", help="TOML file of \\[engines.NAME] tables"),
+    engines_file: str | None = typer.Option(None, "--engines", help="TOML file of [engines.NAME] tables"),
+    each: str | None = typer.Option(None, "--each", metavar="SETTINGS", help=EACH_HELP),
     game: str | None = typer.Option(None, "--game", "-g", help="troll, atoll, morris or talisman"),
     format: str | None = typer.Option(None, "--format", help="round-robin (default) or gauntlet"),
     games: int | None = typer.Option(None, "--games", help=_GAMES_HELP),
@@ -201,12 +203,14 @@ def tournament(
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
-                 sprt=sprt, name=name, pgn=pgn, log=log, engine=engine or None)
+                 sprt=sprt, name=name, pgn=pgn, log=log, engine=engine or None, each=each)
     _check_numbers(flags)
     file_db = None
     if resume is not None:
         if config_file:
             fail("give either a config file or --resume ID, not both")
+        if flags.pop("each") is not None:
+            fail(f"--resume {resume} plays the stored engines of tournament {resume}; drop --each")
         config = _resume_config(db or DEFAULT_DB, resume, flags)
     else:
         flags.pop("engine")
@@ -228,7 +232,8 @@ def match(
     game: str = typer.Argument(..., help="troll, atoll, morris or talisman"),
     first: str = typer.Argument(..., metavar="A", help="engine SPEC (or NAME from the engines file)"),
     second: str = typer.Argument(..., metavar="B", help="engine SPEC (or NAME from the engines file)"),
-    engines_file: str | None = typer.Option(None, "--engines", help="TOML file of \\[engines.NAME] tables"),
+    engines_file: str | None = typer.Option(None, "--engines", help="TOML file of [engines.NAME] tables"),
+    each: str | None = typer.Option(None, "--each", metavar="SETTINGS", help=EACH_HELP),
     games: int | None = typer.Option(None, "--games", help="games per round (default 2, or 10000 with --sprt)"),
     rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1)"),
     openings: str | None = typer.Option(None, "--openings", help="openings file"),
@@ -256,7 +261,7 @@ def match(
     flags = dict(game=game, format="round-robin", games=games, rounds=rounds, openings=openings,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
-                 sprt=sprt, pgn=pgn, log=log,
+                 sprt=sprt, pgn=pgn, log=log, each=each,
                  name=name or f"{game.strip().lower()} match")
     _check_numbers(flags)
     config, _ = _build(None, [first, second], engines_file, flags)
