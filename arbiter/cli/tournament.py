@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from typing import Any
@@ -19,10 +20,11 @@ from arbiter.config import (
     from_file_and_flags,
     resumed,
 )
+from arbiter.engine import EngineStartError
 from arbiter.enginespec import parse_engine_spec
 from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings, silence_stdout
 from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
-from arbiter.tournament import RunResult, Tournament, open_tournament, tournament_standings
+from arbiter.tournament import RunResult, Tournament, check_engines, open_tournament, tournament_standings
 
 from .app import (
     EACH_HELP,
@@ -31,7 +33,9 @@ from .app import (
     app,
     checked_log_dir,
     checked_record_file,
+    exit_interrupted,
     fail,
+    remove_if_empty,
     run_interruptible,
 )
 
@@ -107,30 +111,86 @@ def _exit_for(result: RunResult) -> None:
 
 def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_json: bool,
                resume_id: int | None = None) -> None:
-    """Find or create the tournament, play what is left, print the standings."""
+    """Find or create the tournament, play what is left, print the standings.
+
+    Before a tournament is created (or resumed) each engine is started once
+    (:func:`_check_engines`), so a typo in a command or an option leaves
+    no tournament behind; a tournament another run holds is refused before
+    anything is said about resuming it."""
+    log_existed = config.log_dir is not None and os.path.isdir(config.log_dir)
     checked_log_dir(config.log_dir)
     checked_record_file(config.pgn)
     with _open_store(db) as store:
-        if resume_id is not None:
-            tournament_id, how = resume_id, "resume"
-            row = store.tournament(resume_id)
-            assert row is not None
-            if row["status"] == FINISHED:
-                how = "finished"
-        else:
-            tournament_id, how = open_tournament(store, config, new=new)
+        tournament_id, how = _find(store, config, new=new, resume_id=resume_id)
         if how == "finished":
             print(f"arbiter: tournament {tournament_id} ({config.name}) is already finished in "
                   f"{db}; nothing to play (add --new to play it again)", file=sys.stderr)
-        else:
-            if how == "resume":
-                print(f"arbiter: resuming tournament {tournament_id} ({config.name}) in {db}",
-                      file=sys.stderr)
-            result = _run(store, config, tournament_id, plain, as_json)
-            if result.status in (ABORTED, INTERRUPTED):
-                _summary(store, tournament_id, as_json)
-                _exit_for(result)
+            _summary(store, tournament_id, as_json)
+            return
+        if tournament_id is not None:
+            _not_busy(store, tournament_id)
+        retried = _check_engines(config, log_existed, created=tournament_id is None)
+        if tournament_id is None:
+            tournament_id, how = open_tournament(store, config, new=True)
+        for exc in retried:
+            store.add_event(tournament_id, "handshake-failed",
+                            f"before the first game: {exc}", engine=exc.engine)
+        if how == "resume":
+            print(f"arbiter: resuming tournament {tournament_id} ({config.name}) in {db}",
+                  file=sys.stderr)
+        result = _run(store, config, tournament_id, plain, as_json)
+        if result.status in (ABORTED, INTERRUPTED):
+            _summary(store, tournament_id, as_json)
+            _exit_for(result)
         _summary(store, tournament_id, as_json)
+
+
+def _not_busy(store: Store, tournament_id: int) -> None:
+    """Exit 3 at once when another run holds the tournament (the claim is
+    taken and given back: the run takes it again for good)."""
+    try:
+        with store.claim_run(tournament_id):
+            pass
+    except TournamentBusyError as exc:
+        fail(f"{exc}; nothing was started", EXIT_BUSY)
+    except StoreError as exc:
+        fail(str(exc))
+
+
+def _find(store: Store, config: TournamentConfig, *, new: bool, resume_id: int | None
+          ) -> tuple[int | None, str]:
+    """The stored tournament this run plays and how (``resume`` or
+    ``finished``), or (None, ``new``) when it is yet to be created."""
+    if resume_id is not None:
+        row = store.tournament(resume_id)
+        assert row is not None
+        return resume_id, "finished" if row["status"] == FINISHED else "resume"
+    existing = None if new else store.find_tournament(config.identity())
+    if existing is None:
+        return None, "new"
+    return existing["id"], "finished" if existing["status"] == FINISHED else "resume"
+
+
+def _check_engines(config: TournamentConfig, log_existed: bool, *, created: bool
+                   ) -> list[EngineStartError]:
+    """Each engine started once (:func:`arbiter.tournament.check_engines`):
+    the failures a second try overcame (said on stdout, as during a run),
+    or exit 1 naming the engine that failed twice."""
+    retried: list[EngineStartError] = []
+
+    def on_retry(exc: EngineStartError) -> None:
+        retried.append(exc)
+        typer.echo(f"note: handshake-failure: {exc}; retrying with a fresh process")
+
+    try:
+        run_interruptible(lambda: check_engines(config, on_retry=on_retry))
+    except EngineStartError as exc:
+        remove_if_empty(config.log_dir, log_existed)
+        what = "no tournament was created" if created else "nothing was played"
+        fail(f"handshake-failure: {exc}; {what}", EXIT_ABORTED)
+    except Interrupted as exc:
+        exit_interrupted(exc, "engines stopped; nothing was played")
+    return retried
 
 
 def _build(config_file: str | None, engine_specs: list[str] | None,
