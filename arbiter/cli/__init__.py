@@ -30,6 +30,7 @@ __all__ = ["COMMAND_MODULES", "app"]
 COMMAND_MODULES: dict[str, str] = {
     "play": "play",
     "check": "check",
+    "engine": "check",
     "export": "records",
     "replay": "records",
     "show": "records",
@@ -41,6 +42,7 @@ COMMAND_MODULES: dict[str, str] = {
     "match": "tournament",
     "standings": "tournament",
     "demo": "tournament",
+    "tournaments": "tournament",
     "token": "server",
     "serve": "server",
     "connect": "server",
@@ -117,6 +119,15 @@ def plain_help(command: Any) -> None:
             continue
         flag = getattr(param, "is_flag", False) or getattr(param, "count", False)
         param.metavar = "" if flag else METAVARS.get(param.name, (param.name or "VALUE").upper())
+    help_option = command.get_help_option
+
+    def plain_help_option(ctx: Any) -> Any:  # --help is made per call, outside params
+        option = help_option(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = plain_help_option
     for sub in getattr(command, "commands", {}).values():
         plain_help(sub)
 

@@ -24,7 +24,14 @@ from arbiter.engine import EngineStartError
 from arbiter.enginespec import parse_engine_spec
 from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings, silence_stdout
 from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
-from arbiter.tournament import RunResult, Tournament, check_engines, open_tournament, tournament_standings
+from arbiter.tournament import (
+    RunResult,
+    Tournament,
+    check_engines,
+    delete_tournament,
+    open_tournament,
+    tournament_standings,
+)
 
 from .app import (
     EACH_HELP,
@@ -355,18 +362,7 @@ def standings(
     """Standings of a tournament, also while it is running."""
     with _open_store(db, readonly=True) as store:
         if list_all:
-            rows = [{**r, "done": store.count_games(r["id"]), "running_now": store.run_active(r["id"])}
-                    for r in store.tournaments()]
-            if as_json:
-                typer.echo(json.dumps([{k: r[k] for k in ("id", "name", "game", "format", "status",
-                                                          "total_games", "created", "done",
-                                                          "running_now")}
-                                       for r in rows], indent=2))
-            else:
-                for r in rows:
-                    typer.echo(f"{r['id']:>4}  {r['name']:<30} {r['game']:<9} "
-                               f"{r['done']}/{r['total_games']} games  "
-                               f"{_status_shown(r['status'], r['running_now'])}")
+            _list(store, as_json)
             return
         tournament = (store.tournament(tournament_id) if tournament_id is not None
                       else store.latest_tournament())
@@ -380,6 +376,65 @@ def standings(
         typer.echo(json.dumps(_standings_json(tournament, table), indent=2))
     else:
         print_standings(make_console(), table, shown)
+
+
+def _list(store: Store, as_json: bool) -> None:
+    """The tournaments of the database, one line each (or JSON)."""
+    rows = [{**r, "done": store.count_games(r["id"]), "running_now": store.run_active(r["id"])}
+            for r in store.tournaments()]
+    if as_json:
+        typer.echo(json.dumps([{k: r[k] for k in ("id", "name", "game", "format", "status",
+                                                  "total_games", "created", "done", "running_now")}
+                               for r in rows], indent=2))
+        return
+    for r in rows:
+        typer.echo(f"{r['id']:>4}  {r['name']:<30} {r['game']:<9} "
+                   f"{r['done']}/{r['total_games']} games  "
+                   f"{_status_shown(r['status'], r['running_now'])}")
+
+
+tournaments_app = typer.Typer(no_args_is_help=False, add_completion=False)
+app.add_typer(tournaments_app, name="tournaments")
+
+
+@tournaments_app.callback(invoke_without_command=True)
+def tournaments(
+    ctx: typer.Context,
+    db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable"),
+) -> None:
+    """List the tournaments of the database; `tournaments delete ID` removes one."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with _open_store(db, readonly=True) as store:
+        _list(store, as_json)
+
+
+@tournaments_app.command("delete")
+def delete(
+    tournament_id: int = typer.Argument(..., metavar="ID", help="the tournament to remove"),
+    db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="do not ask for confirmation"),
+) -> None:
+    """Remove a tournament with its games and events (asks first unless --yes)."""
+    if not os.path.exists(db):
+        fail(f"no database at {db}")
+    with _open_store(db) as store:
+        row = store.tournament(tournament_id)
+        if row is None:
+            fail(f"{db}: no tournament {tournament_id}")
+        games = store.count_games(tournament_id)
+        what = f"tournament {tournament_id} ({row['name']}, {games} games) from {db}"
+        if not yes and not typer.confirm(f"delete {what}?", default=False, err=True):
+            print("arbiter: nothing deleted", file=sys.stderr)
+            raise typer.Exit(EXIT_ABORTED)
+        try:
+            delete_tournament(store, tournament_id)
+        except TournamentBusyError as exc:
+            fail(f"{exc}; nothing deleted", EXIT_BUSY)
+        except (sqlite3.Error, StoreError) as exc:
+            fail(f"{db}: cannot delete tournament {tournament_id} ({exc}); nothing deleted", EXIT_ABORTED)
+    typer.echo(f"deleted {what}")
 
 
 # --------------------------------------------------------------------------
