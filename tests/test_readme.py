@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 import typer
+from cli import ROOT, invoke
 
 from arbiter.cli import app
-from cli import ROOT, invoke
 
 README = ROOT / "README.md"
 
