@@ -129,7 +129,7 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
     checked_record_file(config.pgn)
     with _open_store(db) as store:
         tournament_id, how = _find(store, config, new=new, resume_id=resume_id)
-        if how == "finished":
+        if how == "finished" and tournament_id is not None:
             print(f"arbiter: tournament {tournament_id} ({config.name}) is already finished in "
                   f"{db}; nothing to play (add --new to play it again)", file=sys.stderr)
             _summary(store, tournament_id, as_json)
