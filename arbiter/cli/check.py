@@ -7,6 +7,7 @@ mandatory check passes (``specs/check.md``)."""
 
 from __future__ import annotations
 
+import enum
 import json
 import sys
 from typing import Any
@@ -172,13 +173,16 @@ def _run(game: Game, config: EngineConfig, settings: CheckSettings, log_dir: str
 # arbiter engine info
 # --------------------------------------------------------------------------
 
-engine_app = typer.Typer(no_args_is_help=True, add_completion=False,
-                         help="What an engine says about itself.")
-app.add_typer(engine_app, name="engine")
+class EngineAction(enum.StrEnum):
+    """What ``arbiter engine ACTION`` does."""
+
+    INFO = "info"
 
 
-@engine_app.command("info")
+@app.command("engine")
 def engine_info(
+    action: EngineAction = typer.Argument(..., metavar="info",
+                                          help="info: the engine's id lines and declared options"),
     engine: str = typer.Option(
         ..., "--engine", "-e",
         help="engine SPEC: cmd=... [arg=... dir=... option.NAME=VALUE] or a NAME from the engines file"),
@@ -186,7 +190,8 @@ def engine_info(
         None, "--engines", help=f"TOML file of [engines.NAME] tables (default: ./{DEFAULT_ENGINES_FILE} if present)"),
     as_json: bool = typer.Option(False, "--json", help="print it as JSON (nothing else)"),
 ) -> None:
-    """Show an engine's id lines and declared options (type, default, range, choices).
+    """What an engine says about itself: `engine info -e SPEC` shows its id lines and
+    declared options (type, default, range, choices).
 
     The engine is started for its handshake and ended at once."""
     config = load_engine_configs([engine], engines_file)[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import sqlite3
@@ -393,30 +394,35 @@ def _list(store: Store, as_json: bool) -> None:
                    f"{_status_shown(r['status'], r['running_now'])}")
 
 
-tournaments_app = typer.Typer(no_args_is_help=False, add_completion=False)
-app.add_typer(tournaments_app, name="tournaments")
+class TournamentsAction(enum.StrEnum):
+    """What ``arbiter tournaments ACTION`` does besides listing."""
+
+    DELETE = "delete"
 
 
-@tournaments_app.callback(invoke_without_command=True)
+@app.command()
 def tournaments(
-    ctx: typer.Context,
+    action: TournamentsAction | None = typer.Argument(
+        None, metavar="ACTION", help="delete: remove tournament ID with its games and events"),
+    tournament_id: int | None = typer.Argument(None, metavar="ID", help="the tournament to delete"),
     db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
-    as_json: bool = typer.Option(False, "--json", help="machine-readable"),
+    as_json: bool = typer.Option(False, "--json", help="list as JSON"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="delete without asking first"),
 ) -> None:
     """List the tournaments of the database; `tournaments delete ID` removes one."""
-    if ctx.invoked_subcommand is not None:
+    if action is None:
+        if tournament_id is not None:
+            fail("give `tournaments` to list them, or `tournaments delete ID`")
+        with _open_store(db, readonly=True) as store:
+            _list(store, as_json)
         return
-    with _open_store(db, readonly=True) as store:
-        _list(store, as_json)
+    if tournament_id is None:
+        fail("tournaments delete: give the ID of the tournament to delete (`arbiter tournaments` lists them)")
+    _delete(db, tournament_id, yes)
 
 
-@tournaments_app.command("delete")
-def delete(
-    tournament_id: int = typer.Argument(..., metavar="ID", help="the tournament to remove"),
-    db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
-    yes: bool = typer.Option(False, "--yes", "-y", help="do not ask for confirmation"),
-) -> None:
-    """Remove a tournament with its games and events (asks first unless --yes)."""
+def _delete(db: str, tournament_id: int, yes: bool) -> None:
+    """``arbiter tournaments delete ID``: asked first unless ``yes``."""
     if not os.path.exists(db):
         fail(f"no database at {db}")
     with _open_store(db) as store:
