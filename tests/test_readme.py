@@ -149,3 +149,10 @@ def test_the_examples_run_in_order_on_a_fresh_clone(tmp_path):
     assert ran == len([words for words in arbiter_commands() if " ".join(words) not in PARSED_ONLY])
     assert (tmp_path / "games.pgn").stat().st_size > 0 and (tmp_path / "other.db").exists()
     assert not (tmp_path / "engines.toml").exists()  # the names resolved without one
+
+
+def test_the_engines_file_the_readme_shows_is_the_one_in_examples():
+    text = README.read_text(encoding="utf-8")
+    (shown,) = re.findall(r"```toml\n(.*?)```", text, flags=re.S)
+    tables = "\n".join(line.strip() for line in shown.splitlines())
+    assert tables.strip() in (ROOT / "examples" / "engines.toml").read_text(encoding="utf-8")
