@@ -34,10 +34,13 @@ from arbiter.engine import EngineConfig
 from arbiter.enginespec import (
     DEFAULT_ENGINES_FILE,
     EngineSpecError,
+    display_named,
     load_engines_file,
     parse_engine_spec,
     read_bounded_text,
     read_toml,
+    sample_engines,
+    with_each,
 )
 from arbiter.games import GameError, get_game
 from arbiter.match import DEFAULT_TC
@@ -125,15 +128,15 @@ def engines_file_for(given: str | None) -> str | None:
 
 
 def engine_tables(engines_file: str | None, config_file: str | None = None
-                  ) -> tuple[dict[str, EngineConfig] | None, str | None]:
-    """The engines defined by name: those of the engines file that applies
-    (:func:`engines_file_for`), then a config file's own ``[engines.NAME]``
-    tables, which win.  Returns (tables, where they come from, for messages);
-    (None, None) when no file applies.  :class:`EngineSpecError` on a bad file."""
+                  ) -> tuple[dict[str, EngineConfig], str | None]:
+    """The engines defined by name: the sample engines
+    (:func:`arbiter.enginespec.sample_engines`), then those of the engines
+    file that applies (:func:`engines_file_for`), then a config file's own
+    ``[engines.NAME]`` tables: a later one of the same name wins.  Returns
+    (tables, the files they come from, for messages; None when no file
+    applies).  :class:`EngineSpecError` on a bad file."""
     path = engines_file_for(engines_file)
-    if path is None and config_file is None:
-        return None, None
-    tables: dict[str, EngineConfig] = {}
+    tables = sample_engines()
     where: str | None = None
     if path is not None:
         tables.update(load_engines_file(path))
@@ -145,11 +148,13 @@ def engine_tables(engines_file: str | None, config_file: str | None = None
 
 
 def engine_configs(specs: Sequence[str], engines_file: str | None = None,
-                   config_file: str | None = None) -> list[EngineConfig]:
-    """Command-line SPECs, names looked up by :func:`engine_tables`;
-    :class:`EngineSpecError` on a bad one."""
+                   config_file: str | None = None, each: str | None = None) -> list[EngineConfig]:
+    """Command-line SPECs, names looked up by :func:`engine_tables`, the
+    ``--each`` words applied to every one, each named by the one rule
+    (:func:`arbiter.enginespec.display_named`); :class:`EngineSpecError` on
+    a bad one."""
     tables, where = engine_tables(engines_file, config_file)
-    return [parse_engine_spec(spec, tables, where) for spec in specs]
+    return [display_named(parse_engine_spec(spec, tables, where, each)) for spec in specs]
 
 
 # --------------------------------------------------------------------------
@@ -339,7 +344,8 @@ _KEY_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
 _PATH_KEYS = ("openings", "db", "pgn", "log", "engines_file")
 
 
-def load_config_file(path: str, engines_file: str | None = None) -> dict[str, Any]:
+def load_config_file(path: str, engines_file: str | None = None, each: str | None = None
+                     ) -> dict[str, Any]:
     """The settings of a tournament TOML file, checked and with paths made
     relative to the current directory (``specs/tournament.md`` §Config file).
 
@@ -348,7 +354,8 @@ def load_config_file(path: str, engines_file: str | None = None) -> dict[str, An
     names are looked up in the file's own ``[engines.NAME]`` tables, then in
     the engines file that applies (``engines_file``, i.e. ``--engines``, else
     the file's ``engines_file``: :func:`engine_tables`); without that list,
-    every table of the file and of its ``engines_file`` plays.
+    every table of the file and of its ``engines_file`` plays.  ``each``:
+    ``--each`` words for every engine (:func:`arbiter.enginespec.parse_engine_spec`).
     :class:`ConfigError` names the file and key at fault."""
     data = read_toml(path, ConfigError)
     base = os.path.dirname(path)
@@ -370,13 +377,13 @@ def load_config_file(path: str, engines_file: str | None = None) -> dict[str, An
         if specs is None:
             listed = _listed_engines(path, "engines" in data, values.get("engines_file"))
             if listed:
-                values["engine"] = listed
+                values["engine"] = [with_each(engine, each) for engine in listed]
             return values
         tables, where = engine_tables(engines_file or values.get("engines_file"), path)
     except EngineSpecError as exc:
         raise ConfigError(str(exc)) from None
     try:
-        values["engine"] = [parse_engine_spec(spec, tables, where) for spec in specs]
+        values["engine"] = [parse_engine_spec(spec, tables, where, each) for spec in specs]
     except EngineSpecError as exc:
         raise ConfigError(f"{path}: key 'engine': {exc}") from None
     return values
@@ -512,14 +519,15 @@ def from_file_and_flags(config_file: str | None, engine_specs: Sequence[str] | N
     such as its openings, is prefixed with it); a bad ``--engine`` SPEC's
     message is the SPEC's own."""
     check_flags(flags)
+    each = flags.get("each")  # --each: settings for every engine
     try:
-        file_values = load_config_file(config_file, engines_file) if config_file else {}
+        file_values = load_config_file(config_file, engines_file, each) if config_file else {}
     except ConfigError as exc:
         raise _naming(config_file, exc) from None
     if engine_specs:
         try:
             engines = engine_configs(engine_specs, engines_file or file_values.get("engines_file"),
-                                     config_file)
+                                     config_file, each)
         except EngineSpecError as exc:
             raise ConfigError(str(exc)) from None
     else:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import os
 import shlex
+import sys
 import tomllib
 from collections.abc import Callable
 from typing import Any
@@ -39,6 +40,7 @@ from arbiter.engine import EngineConfig
 
 __all__ = [
     "EngineSpecError", "parse_engine_spec", "load_engines_file", "read_toml", "DEFAULT_ENGINES_FILE",
+    "SAMPLE_ENGINES", "sample_engines", "each_items", "with_each", "display_named",
 ]
 
 #: the engines file looked for in the current folder when none is given
@@ -49,6 +51,10 @@ DEFAULT_ENGINES_FILE = "engines.toml"
 #: few hundred engines is a few tens of KB; reading stops here, so a wrong
 #: path (``/dev/zero``, a log) is refused instead of read into memory.
 MAX_TOML_BYTES = 1 << 20
+
+#: the sample engines of the package (``sample_engines/``), known by name
+#: everywhere (:func:`sample_engines`)
+SAMPLE_ENGINES = ("random", "greedy", "mcts")
 
 SPEC_KEYS = "cmd, name, arg, dir, option.NAME, env.NAME, tc, timemargin, conf"
 TOML_KEYS = ("cmd", "name", "args", "dir", "env", "options", "tc", "timemargin")
@@ -102,39 +108,31 @@ def _no_nul(config: EngineConfig, where: str) -> EngineConfig:
 
 
 def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
-                      engines_file: str | None = None) -> EngineConfig:
+                      engines_file: str | None = None, each: str | None = None) -> EngineConfig:
     """An :class:`EngineConfig` from a SPEC (see the module docstring).
 
     ``engines`` are the engines of the TOML file (``engines_file`` names it
-    in messages)."""
+    in messages).  ``each`` holds ``key=value`` words for every engine
+    (``--each``, as cutechess-cli's ``-each``): they apply after the named
+    engine's table and before the SPEC's own words, so the SPEC wins
+    (``specs/match.md`` §Engine specs).  A key given twice in one SPEC (or
+    in ``each``) is an error, except the repeatable ``arg=``."""
     where = f"engine spec {spec!r}"
-    try:
-        words = shlex.split(spec)
-    except ValueError as exc:
-        raise EngineSpecError(f"{where}: {exc}") from None
+    words = _split(spec, where)
     if not words:
         raise EngineSpecError("empty engine spec: give cmd=... or the name of an engine from an engines file")
     base: EngineConfig | None = None
     if "=" not in words[0] and not words[0].startswith("option."):
         base = _named(words.pop(0), engines, engines_file, where)
-    config = copy.deepcopy(base) if base else EngineConfig(cmd="")
-    for word in words:
-        key, eq, value = word.partition("=")
+    own = _items(words, where)
+    for key, value in own:
         if key == "conf":
             if base is not None:
                 raise EngineSpecError(f"{where}: conf= given twice")
-            base = _named(value, engines, engines_file, where)
-            config = _merge(copy.deepcopy(base), config)
-            continue
-        if key.startswith("option."):
-            name = key[len("option."):]
-            if not name:
-                raise EngineSpecError(f"{where}: {word!r} has no option name after 'option.'")
-            config.options[name] = value if eq else None  # no '=': a button
-            continue
-        if not eq:
-            raise EngineSpecError(f"{where}: {word!r} is not key=value (keys: {SPEC_KEYS})")
-        _set(config, key, value, where)
+            base = _named(value or "", engines, engines_file, where)
+    config = copy.deepcopy(base) if base else EngineConfig(cmd="")
+    for key, value in each_items(each) + [item for item in own if item[0] != "conf"]:
+        _apply(config, key, value, where)
     if not config.cmd.strip():
         raise EngineSpecError(f"{where}: no cmd= (the command that runs the engine)")
     try:
@@ -142,6 +140,76 @@ def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
     except ValueError as exc:
         raise EngineSpecError(f"{where}: bad cmd {config.cmd!r}: {exc}") from None
     return _no_nul(config, where)
+
+
+#: the keys of a SPEC that may be given more than once (each adds an argument)
+REPEATABLE_KEYS = ("arg",)
+
+#: the keys ``--each`` refuses: every engine needs its own name, and
+#: ``conf=`` picks an engine rather than setting something for all of them
+NOT_FOR_EACH = ("name", "conf")
+
+#: one word of a SPEC: its key and its value (None: an ``option.NAME`` button)
+Item = tuple[str, str | None]
+
+
+def _split(text: str, where: str) -> list[str]:
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise EngineSpecError(f"{where}: {exc}") from None
+
+
+def _items(words: list[str], where: str) -> list[Item]:
+    """The ``key=value`` words of a SPEC, checked for shape and for a key
+    given twice (``name=a name=b``: which one was meant?)."""
+    items: list[Item] = []
+    seen: set[str] = set()
+    for word in words:
+        key, eq, value = word.partition("=")
+        if key.startswith("option."):
+            if not key[len("option."):]:
+                raise EngineSpecError(f"{where}: {word!r} has no option name after 'option.'")
+        elif not eq:
+            raise EngineSpecError(f"{where}: {word!r} is not key=value (keys: {SPEC_KEYS})")
+        if key in seen and key not in REPEATABLE_KEYS:
+            raise EngineSpecError(f"{where}: {key}= given twice; give each key once")
+        seen.add(key)
+        items.append((key, value if eq else None))
+    return items
+
+
+def each_items(each: str | None) -> list[Item]:
+    """The checked words of ``--each`` (none when None): ``key=value`` words
+    as in a SPEC, without :data:`NOT_FOR_EACH` keys; bad values are refused
+    here, naming ``--each``."""
+    if each is None:
+        return []
+    where = f"--each {each!r}"
+    items = _items(_split(each, where), where)
+    for key, value in items:
+        if key in NOT_FOR_EACH:
+            raise EngineSpecError(f"{where}: {key}= cannot be given for every engine")
+        _apply(EngineConfig(cmd=""), key, value, where)
+    return items
+
+
+def with_each(config: EngineConfig, each: str | None) -> EngineConfig:
+    """A copy of ``config`` (an engine already made, such as a config file's
+    table) with the ``--each`` words applied over it."""
+    config = copy.deepcopy(config)
+    for key, value in each_items(each):
+        _apply(config, key, value, f"--each {each!r}")
+    return config
+
+
+def _apply(config: EngineConfig, key: str, value: str | None, where: str) -> None:
+    """One ``key=value`` of a SPEC (other than ``conf``) onto ``config``."""
+    if key.startswith("option."):
+        config.options[key[len("option."):]] = value  # None: a button
+        return
+    assert value is not None  # _items: only option.NAME may lack '='
+    _set(config, key, value, where)
 
 
 def _set(config: EngineConfig, key: str, value: str, where: str) -> None:
@@ -167,26 +235,24 @@ def _set(config: EngineConfig, key: str, value: str, where: str) -> None:
         raise EngineSpecError(f"{where}: unknown key {key!r} (keys: {SPEC_KEYS})")
 
 
-def _merge(base: EngineConfig, over: EngineConfig) -> EngineConfig:
-    """``over``'s settings (those given before ``conf=``) on top of ``base``."""
-    if over.cmd:
-        base.cmd = over.cmd
-    base.name = over.name or base.name
-    base.args += over.args
-    base.dir = over.dir or base.dir
-    base.env.update(over.env)
-    base.options.update(over.options)
-    base.tc = over.tc or base.tc
-    base.timemargin_ms = over.timemargin_ms or base.timemargin_ms
-    return base
+def sample_engines() -> dict[str, EngineConfig]:
+    """The sample engines by name (:data:`SAMPLE_ENGINES`), run by this
+    interpreter: they are part of the package, so ``-e mcts`` works from any
+    folder; an engines file's table of the same name wins
+    (:func:`arbiter.config.engine_tables`)."""
+    python = shlex.quote(sys.executable)
+    return {name: EngineConfig(cmd=f"{python} -m sample_engines.{name}", name=name)
+            for name in SAMPLE_ENGINES}
 
 
 def _named(name: str, engines: dict[str, EngineConfig] | None, engines_file: str | None,
            where: str) -> EngineConfig:
-    if engines is None:
+    if engines_file is None and (engines is None or name not in engines):
         raise EngineSpecError(
-            f"{where}: {name!r} is not key=value and there is no engines file "
-            f"(give cmd=..., or define [engines.{name}] in {DEFAULT_ENGINES_FILE} or --engines FILE)")
+            f"{where}: {name!r} is not key=value, not a sample engine ({', '.join(SAMPLE_ENGINES)}) "
+            f"and there is no engines file (give cmd=..., or define [engines.{name}] in "
+            f"{DEFAULT_ENGINES_FILE} or --engines FILE)")
+    assert engines is not None
     if name not in engines:
         known = ", ".join(sorted(engines)) or "none"
         raise EngineSpecError(f"{where}: no engine {name!r} in {engines_file or 'the engines file'} "
@@ -283,3 +349,17 @@ def _engine_from_table(name: str, table: Any, path: str, base_dir: str) -> Engin
         tc=_check_tc(tc, where) if tc is not None else None,
         timemargin_ms=_timemargin(table.get("timemargin", 0), where),
     ), where)
+
+
+def display_named(config: EngineConfig) -> EngineConfig:
+    """``config`` with its name fixed: the one rule for an engine's name in
+    the live view, the database and the record (``specs/match.md`` §Engine
+    names): ``name=`` (or an engines file's ``name``), else the engines
+    file's table name, else what :attr:`EngineConfig.label` makes of the
+    command; never the engine's own ``id name``, which is kept beside it
+    (``white_id``/``black_id``), so a name is known before the engine starts
+    and the same in every place."""
+    if not config.name:
+        config = copy.copy(config)
+        config.name = config.label
+    return config

@@ -49,6 +49,7 @@ import shlex
 import shutil
 import sqlite3
 import threading
+import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -191,6 +192,23 @@ def _spec_command(spec: Mapping[str, Any]) -> str | None:
     return " ".join([cmd, shlex.join(args)]) if args else cmd
 
 
+def connect_readonly(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    """A connection that can only read ``path`` (SQLite's ``mode=ro``), for
+    ``Store(readonly=True)``: ``standings``, ``export``, the web view.
+
+    A WAL database is read through its ``-shm`` index, which a reader makes
+    when missing: in a folder it cannot write (a database copied from a
+    finished run, a read-only mount) that fails, so there the file is opened
+    ``immutable`` (no locks, no index) unless its ``-wal`` and ``-shm`` are
+    both there already.  ``immutable`` ignores a ``-wal`` file: nobody can
+    be writing where no one can make one."""
+    uri = f"file:{urllib.parse.quote(str(path.absolute()))}?mode=ro"
+    wal = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    if not os.access(path.absolute().parent, os.W_OK) and not all(p.exists() for p in wal):
+        uri += "&immutable=1"
+    return sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=busy_timeout)
+
+
 def now_iso() -> str:
     """The current UTC time, ISO 8601 with milliseconds and a ``Z``."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
@@ -223,7 +241,8 @@ class Store:
         try:
             # the busy timeout is set by connect() itself, before any statement:
             # the schema checks and the switch to WAL wait for a writer too
-            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=busy_timeout)
+            conn = (connect_readonly(self.path, busy_timeout) if readonly else
+                    sqlite3.connect(str(self.path), check_same_thread=False, timeout=busy_timeout))
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             self.db = Database(conn)
             if not readonly:

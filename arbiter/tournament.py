@@ -43,7 +43,7 @@ import trio
 from arbiter import records
 from arbiter.clock import TimeControl
 from arbiter.config import TournamentConfig
-from arbiter.engine import Engine, EngineStartError, EngineTimeouts, open_engine
+from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
 from arbiter.games import get_game
 from arbiter.match import play_game
 from arbiter.rating import SPRT, SPRTConfigError
@@ -64,7 +64,7 @@ from arbiter.store import (
 
 __all__ = [
     "Observer", "RunResult", "Tournament", "open_tournament", "tournament_standings",
-    "startup_limit", "STARTUPS_PER_CORE",
+    "startup_limit", "STARTUPS_PER_CORE", "check_engines", "delete_tournament",
 ]
 
 _T = TypeVar("_T")
@@ -109,6 +109,63 @@ def open_tournament(store: Store, config: TournamentConfig, *, new: bool = False
         engines=[{**e.to_dict(), "name": e.name} for e in config.engines],
         total_games=len(config.schedule()))
     return tournament_id, "new"
+
+
+#: tries each engine gets in :func:`check_engines`: a failed start is tried
+#: once more with a fresh process, as during a run (§Engine faults)
+CHECK_ATTEMPTS = 2
+
+
+async def check_engines(config: TournamentConfig, *, timeouts: EngineTimeouts | None = None,
+                        on_retry: Callable[[EngineStartError], None] | None = None) -> None:
+    """Start each engine of ``config`` once, before anything is stored: its
+    process, handshake and options, and the game (:meth:`Engine.new_game`),
+    then end it.  A command that is not found, an option the engine does
+    not declare or a game it does not play is then found before a
+    tournament is created (``specs/tournament.md`` §Engine faults).
+
+    An engine that fails is tried once more with a fresh process
+    (``on_retry`` is told of the first failure); the first engine, in the
+    order of ``config``, that fails twice raises its
+    :class:`EngineStartError`.  The engines start at once, at most
+    :func:`startup_limit` together, without I/O logs (a log of ``--log DIR``
+    is a game's); every process is gone on return."""
+    failed: dict[str, EngineStartError] = {}
+    limiter = trio.CapacityLimiter(startup_limit())
+
+    async def one(engine_config: EngineConfig) -> None:
+        for attempt in range(1, CHECK_ATTEMPTS + 1):
+            try:
+                async with limiter, open_engine(engine_config, timeouts=timeouts) as engine:
+                    await engine.new_game(config.game)
+                return
+            except EngineStartError as exc:
+                if attempt == CHECK_ATTEMPTS:
+                    failed[engine_config.label] = exc
+                elif on_retry is not None:
+                    on_retry(exc)
+
+    async with trio.open_nursery() as nursery:
+        for engine_config in config.engines:
+            nursery.start_soon(one, engine_config)
+    for engine_config in config.engines:
+        if engine_config.label in failed:
+            raise failed[engine_config.label]
+
+
+def delete_tournament(store: Store, tournament_id: int) -> int:
+    """Remove tournament ``tournament_id`` and every row that belongs to it
+    (its games, engines, events: each table with a ``tournament`` column), in
+    one transaction; returns how many games went with it.  A tournament a
+    run holds now is refused (:class:`~arbiter.store.TournamentBusyError`)."""
+    with store.claim_run(tournament_id), store.transaction():
+        games = store.count_games(tournament_id)
+        tables = [name for name in store.db.table_names()
+                  if name != "tournaments" and "tournament" in store.db.table(name).columns_dict]
+        for table in tables:
+            store.db.execute(f"delete from [{table}] where tournament = ?", [tournament_id])
+        store.db.execute("delete from tournaments where id = ?", [tournament_id])
+    return games
 
 
 def tournament_standings(store: Store, tournament: Mapping[str, Any]) -> Standings:

@@ -285,10 +285,21 @@ def test_an_sprt_stop_and_illegal_moves(tmp_path):
 
 def test_an_aborted_tournament_without_games(tmp_path):
     """A real match aborted before its first game (an engine that exits at
-    once): its note, its empty standings and crosstable, page 1 of no games."""
+    once): its note, its empty standings and crosstable, page 1 of no games.
+    (Run through the library: the command line checks each engine before it
+    creates a tournament, so it leaves none for such an engine.)"""
+    import trio
+
+    from arbiter.config import TournamentConfig
+    from arbiter.enginespec import parse_engine_spec
+    from arbiter.tournament import Tournament, open_tournament
+
     path = tmp_path / "aborted.db"
-    run = invoke("match", "troll", "cmd=false name=bad", GREEDY, "--tc", "10+0.1", "--db", path, "--plain")
-    assert run.returncode == 1, run.stderr
+    config = TournamentConfig(game="troll", engines=[parse_engine_spec("cmd=false name=bad"),
+                                                     parse_engine_spec(GREEDY)], tc="10+0.1")
+    with Store(path) as store:
+        tournament_id, _ = open_tournament(store, config)
+        assert trio.run(Tournament(config, store, tournament_id).run).status == "aborted"
     app = create_app(path)
     with TestClient(app) as client:
         shown = get_json(client, "/api/tournament/1")

@@ -16,7 +16,8 @@ import importlib
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from rich.markup import escape
+from typer.core import TyperArgument, TyperGroup
 
 from . import rules  # noqa: F401  (light, and the group needs two commands to be a group)
 from .app import app
@@ -29,6 +30,7 @@ __all__ = ["COMMAND_MODULES", "app"]
 COMMAND_MODULES: dict[str, str] = {
     "play": "play",
     "check": "check",
+    "engine": "check",
     "export": "records",
     "replay": "records",
     "show": "records",
@@ -41,6 +43,7 @@ COMMAND_MODULES: dict[str, str] = {
     "standings": "tournament",
     "ratings": "ratings",
     "demo": "tournament",
+    "tournaments": "tournament",
     "token": "server",
     "serve": "server",
     "connect": "server",
@@ -75,6 +78,59 @@ class _LazyCommands(TyperGroup):
     def _add(self, module: str | None) -> None:
         _import_commands(module)
         self.commands.update(typer.main.get_group(app).commands)
+        for command in self.commands.values():
+            plain_help(command)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        plain_help(self)
+        return super().get_params(ctx)
+
+
+#: the value a help text shows for an option, by parameter name, where the
+#: upper-cased name would say less (every other one: ``--tc TC``)
+METAVARS = {"engine": "SPEC", "engines_file": "FILE", "db": "FILE", "pgn": "FILE", "log": "DIR",
+            "openings": "FILE", "out": "FILE", "fen": "POSITION", "moves": "MOVES"}
+
+
+def _no_type(ctx: Any) -> None:
+    return None
+
+
+def plain_help(command: Any) -> None:
+    """Help texts shown as written and without typer's type noise, for
+    ``command`` and the commands of a sub-group (once each):
+
+    * the texts are escaped for rich, so ``[engines.NAME]`` and
+      ``[name=... arg=...]`` are shown, not taken for markup and dropped;
+    * a flag shows no value (not ``<bool>``); any other parameter without
+      its own metavar shows :data:`METAVARS` or its upper-cased name (not
+      ``<list[str]>``), and an argument no type (not ``GAME <str>``)."""
+    if getattr(command, "_plain_help", False):
+        return
+    command._plain_help = True
+    if command.help:
+        command.help = escape(command.help)
+    for param in command.params:
+        if getattr(param, "help", None):
+            param.help = escape(param.help)
+        if isinstance(param, TyperArgument):
+            # typer's argument row adds its type ("GAME <str>") whatever the metavar
+            param.display_type_rich = _no_type  # type: ignore[method-assign]  # see above
+        if param.metavar is not None:
+            continue
+        flag = getattr(param, "is_flag", False) or getattr(param, "count", False)
+        param.metavar = "" if flag else METAVARS.get(param.name, (param.name or "VALUE").upper())
+    help_option = command.get_help_option
+
+    def plain_help_option(ctx: Any) -> Any:  # --help is made per call, outside params
+        option = help_option(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = plain_help_option
+    for sub in getattr(command, "commands", {}).values():
+        plain_help(sub)
 
 
 app.info.cls = _LazyCommands  # what typer.Typer(cls=...) sets

@@ -4,6 +4,8 @@ are the command line's business, the library never installs a handler."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -21,9 +23,52 @@ app = typer.Typer(
     name="arbiter",
     help="Tournament and match server for game engines: Troll, Atoll, Nine Men's Morris, Talisman.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion
     pretty_exceptions_enable=False,
 )
+
+#: the platforms Arbiter runs on: it reads /proc, locks with flock, waits on
+#: pidfds and ends engines by process group (specs/match.md §Engine processes)
+SUPPORTED_PLATFORMS = ("linux",)
+
+
+def platform_problem(platform: str) -> str | None:
+    """Why Arbiter cannot run on ``platform`` (a ``sys.platform`` value), or
+    None when it can."""
+    if platform.startswith(SUPPORTED_PLATFORMS):
+        return None
+    return (f"Arbiter runs on Linux only (it uses /proc, flock, pidfd and process groups "
+            f"to run and end engine processes); this system is {platform!r}")
+
+
+def version_text() -> str:
+    """``arbiter VERSION`` of the installed package."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"arbiter {version('arbiter')}"
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "arbiter (not installed: version unknown)"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
+@app.callback()
+def _start(version: bool = typer.Option(False, "--version", is_eager=True, callback=_show_version,
+                                        help="print the version and exit")) -> None:
+    """Every command starts here: a platform Arbiter cannot run on is refused
+    with one clear line (exit 2) before anything starts."""
+    problem = platform_problem(sys.platform)
+    if problem is not None:
+        fail(problem)
+
+#: the help of --each (play, match, tournament; specs/match.md §Engine specs)
+EACH_HELP = ("settings for every engine, as in a SPEC: 'tc=5+0.05 option.Threads=1' "
+             "(a SPEC's own settings win)")
 
 #: exit status for bad user input (a malformed move, spec, file ...)
 EXIT_USAGE = 2
@@ -48,17 +93,31 @@ def checked_log_dir(path: str | None) -> str | None:
 
 
 def checked_record_file(path: str | None) -> str | None:
-    """``--pgn FILE``: opened for appending once (made if missing, as each
-    game will be appended to it), else a clear error (exit 2) before any
-    engine starts."""
+    """``--pgn FILE``: opened for appending once, else a clear error (exit
+    2) before any engine starts.  A file this check made is removed again:
+    the first game appended makes it, so a run that plays nothing leaves no
+    empty file behind."""
     if path is None:
         return None
+    existed = os.path.lexists(path)
     try:
         with open(path, "a", encoding="utf-8"):
             pass
     except OSError as exc:
         fail(f"--pgn {path}: cannot append to it ({exc.strerror})")
+    if not existed:
+        with contextlib.suppress(OSError):
+            os.remove(path)
     return path
+
+
+def remove_if_empty(directory: str | None, existed: bool) -> None:
+    """Remove ``directory`` (a ``--log DIR`` that :func:`checked_log_dir`
+    made) when nothing was written into it: an engine that could not start
+    leaves no empty folder.  Nothing happens to a folder that ``existed``."""
+    if directory is not None and not existed:
+        with contextlib.suppress(OSError):  # not empty, or gone: leave it
+            os.rmdir(directory)
 
 
 T = TypeVar("T")

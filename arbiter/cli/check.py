@@ -7,8 +7,10 @@ mandatory check passes (``specs/check.md``)."""
 
 from __future__ import annotations
 
+import enum
 import json
 import sys
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -17,11 +19,12 @@ from rich.text import Text
 
 from arbiter.check import CheckReport, CheckResult, CheckSettings, Status, run_checks
 from arbiter.check.positions import PositionDataError, positions
-from arbiter.engine import EngineConfig
+from arbiter.engine import EngineConfig, EngineStartError
 from arbiter.enginespec import DEFAULT_ENGINES_FILE
 from arbiter.games import Game, GameError, get_game
+from protocol.messages import OptionDecl
 
-from .app import app, checked_log_dir, fail, interrupted, run_interruptible
+from .app import Interrupted, app, checked_log_dir, exit_interrupted, fail, interrupted, run_interruptible
 from .play import load_engine_configs
 
 #: exit status when a mandatory check failed
@@ -164,3 +167,74 @@ def _run(game: Game, config: EngineConfig, settings: CheckSettings, log_dir: str
     finally:
         if status is not None:
             status.stop()
+
+
+# --------------------------------------------------------------------------
+# arbiter engine info
+# --------------------------------------------------------------------------
+
+class EngineAction(enum.StrEnum):
+    """What ``arbiter engine ACTION`` does."""
+
+    INFO = "info"
+
+
+@app.command("engine")
+def engine_info(
+    action: EngineAction = typer.Argument(..., metavar="info",
+                                          help="info: the engine's id lines and declared options"),
+    engine: str = typer.Option(
+        ..., "--engine", "-e",
+        help="engine SPEC: cmd=... [arg=... dir=... option.NAME=VALUE] or a NAME from the engines file"),
+    engines_file: str | None = typer.Option(
+        None, "--engines", help=f"TOML file of [engines.NAME] tables (default: ./{DEFAULT_ENGINES_FILE} if present)"),
+    as_json: bool = typer.Option(False, "--json", help="print it as JSON (nothing else)"),
+) -> None:
+    """What an engine says about itself: `engine info -e SPEC` shows its id lines and
+    declared options (type, default, range, choices).
+
+    The engine is started for its handshake and ended at once."""
+    config = load_engine_configs([engine], engines_file)[0]
+
+    async def handshake() -> dict[str, Any]:
+        from arbiter.engine import open_engine
+
+        async with open_engine(config) as running:
+            return {"engine": config.label, "command": " ".join(config.argv()),
+                    "id_name": running.id_name, "id_author": running.author,
+                    "options": [_option_info(decl) for decl in running.options.values()]}
+
+    try:
+        info = run_interruptible(handshake)
+    except EngineStartError as exc:
+        fail(f"handshake-failure: {exc}", EXIT_FAILED)
+    except Interrupted as exc:
+        exit_interrupted(exc, "engine stopped")
+    if as_json:
+        typer.echo(json.dumps(info, indent=2))
+        return
+    typer.echo(f"engine: {info['engine']} ({info['command']})")
+    typer.echo(f"id name: {info['id_name'] if info['id_name'] is not None else '(not given)'}")
+    typer.echo(f"id author: {info['id_author'] if info['id_author'] is not None else '(not given)'}")
+    typer.echo(f"options ({len(info['options'])}):")
+    width = max((len(option["name"]) for option in info["options"]), default=0)
+    for option in info["options"]:
+        typer.echo(f"  {_option_line(option, width)}")
+
+
+def _option_info(decl: OptionDecl) -> dict[str, Any]:
+    return {"name": decl.name, "type": decl.type, "default": decl.default, "min": decl.min,
+            "max": decl.max, "vars": list(decl.vars)}
+
+
+def _option_line(option: dict[str, Any], width: int) -> str:
+    """``Seed  spin    default 0  min 0 max 1000``: one declared option, its
+    name padded to ``width``."""
+    parts = [option["name"].ljust(width), option["type"].ljust(len("button"))]
+    if option["default"] is not None:
+        parts.append("default " + (option["default"] or "''"))
+    if option["min"] is not None or option["max"] is not None:
+        parts.append(f"min {option['min']} max {option['max']}")
+    if option["vars"]:
+        parts.append("choices " + " | ".join(option["vars"]))
+    return "  ".join(parts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import typer
 
@@ -15,17 +16,28 @@ from arbiter.games import GameError, Position, get_game, split_moves
 from arbiter.match import DEFAULT_TC, play_engines
 from arbiter.record import GameRecord, Ply
 
-from .app import Interrupted, app, checked_log_dir, checked_record_file, exit_interrupted, fail, run_interruptible
+from .app import (
+    EACH_HELP,
+    Interrupted,
+    app,
+    checked_log_dir,
+    checked_record_file,
+    exit_interrupted,
+    fail,
+    remove_if_empty,
+    run_interruptible,
+)
 
 #: exit status when the game could not be played (an engine failed to start)
 EXIT_NOT_PLAYED = 1
 
 
-def load_engine_configs(specs: list[str], engines_file: str | None) -> list[EngineConfig]:
-    """The engines named by ``--engine`` SPECs (:func:`arbiter.config.engine_configs`),
-    or ``fail()`` on a bad one."""
+def load_engine_configs(specs: list[str], engines_file: str | None,
+                        each: str | None = None) -> list[EngineConfig]:
+    """The engines named by ``--engine`` SPECs (:func:`arbiter.config.engine_configs`,
+    ``--each`` applied), or ``fail()`` on a bad one."""
     try:
-        return engine_configs(specs, engines_file)
+        return engine_configs(specs, engines_file, each=each)
     except EngineSpecError as exc:
         fail(str(exc))
 
@@ -52,6 +64,7 @@ def play(
              "option.NAME=VALUE tc=... timemargin=...] or a NAME from the engines file"),
     engines_file: str | None = typer.Option(
         None, "--engines", help=f"TOML file of [engines.NAME] tables (default: ./{DEFAULT_ENGINES_FILE} if present)"),
+    each: str | None = typer.Option(None, "--each", metavar="SETTINGS", help=EACH_HELP),
     tc: str = typer.Option(DEFAULT_TC, "--tc",
                            help="time control: 40/60+0.5, 60+0.5, st=2, depth=N, nodes=N, inf"),
     timemargin: int = typer.Option(0, "--timemargin", min=0, help="ms an engine may overstep its time"),
@@ -78,7 +91,8 @@ def play(
         check_number("--maxplies", "maxplies", maxplies)
     except (GameError, TimeControlError, ConfigError) as exc:
         fail(str(exc))
-    white, black = load_engine_configs(engine, engines_file)
+    white, black = load_engine_configs(engine, engines_file, each)
+    log_existed = log is not None and os.path.isdir(log)
     log_dir = checked_log_dir(log)
     checked_record_file(pgn)
 
@@ -100,6 +114,7 @@ def play(
     try:
         record = run_interruptible(run)
     except EngineStartError as exc:
+        remove_if_empty(log_dir, log_existed)
         fail(f"handshake-failure: {exc}; the game was not played", EXIT_NOT_PLAYED)
     except Interrupted as exc:
         exit_interrupted(exc, "engines stopped")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import enum
 import json
+import os
 import sqlite3
 import sys
 from typing import Any
@@ -19,18 +21,29 @@ from arbiter.config import (
     from_file_and_flags,
     resumed,
 )
+from arbiter.engine import EngineStartError
 from arbiter.enginespec import parse_engine_spec
 from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings, silence_stdout
 from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
-from arbiter.tournament import RunResult, Tournament, open_tournament, tournament_standings
+from arbiter.tournament import (
+    RunResult,
+    Tournament,
+    check_engines,
+    delete_tournament,
+    open_tournament,
+    tournament_standings,
+)
 
 from .app import (
+    EACH_HELP,
     EXIT_INTERRUPTED,
     Interrupted,
     app,
     checked_log_dir,
     checked_record_file,
+    exit_interrupted,
     fail,
+    remove_if_empty,
     run_interruptible,
 )
 
@@ -106,30 +119,86 @@ def _exit_for(result: RunResult) -> None:
 
 def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_json: bool,
                resume_id: int | None = None) -> None:
-    """Find or create the tournament, play what is left, print the standings."""
+    """Find or create the tournament, play what is left, print the standings.
+
+    Before a tournament is created (or resumed) each engine is started once
+    (:func:`_check_engines`), so a typo in a command or an option leaves
+    no tournament behind; a tournament another run holds is refused before
+    anything is said about resuming it."""
+    log_existed = config.log_dir is not None and os.path.isdir(config.log_dir)
     checked_log_dir(config.log_dir)
     checked_record_file(config.pgn)
     with _open_store(db) as store:
-        if resume_id is not None:
-            tournament_id, how = resume_id, "resume"
-            row = store.tournament(resume_id)
-            assert row is not None
-            if row["status"] == FINISHED:
-                how = "finished"
-        else:
-            tournament_id, how = open_tournament(store, config, new=new)
-        if how == "finished":
+        tournament_id, how = _find(store, config, new=new, resume_id=resume_id)
+        if how == "finished" and tournament_id is not None:
             print(f"arbiter: tournament {tournament_id} ({config.name}) is already finished in "
                   f"{db}; nothing to play (add --new to play it again)", file=sys.stderr)
-        else:
-            if how == "resume":
-                print(f"arbiter: resuming tournament {tournament_id} ({config.name}) in {db}",
-                      file=sys.stderr)
-            result = _run(store, config, tournament_id, plain, as_json)
-            if result.status in (ABORTED, INTERRUPTED):
-                _summary(store, tournament_id, as_json)
-                _exit_for(result)
+            _summary(store, tournament_id, as_json)
+            return
+        if tournament_id is not None:
+            _not_busy(store, tournament_id)
+        retried = _check_engines(config, log_existed, created=tournament_id is None)
+        if tournament_id is None:
+            tournament_id, how = open_tournament(store, config, new=True)
+        for exc in retried:
+            store.add_event(tournament_id, "handshake-failed",
+                            f"before the first game: {exc}", engine=exc.engine)
+        if how == "resume":
+            print(f"arbiter: resuming tournament {tournament_id} ({config.name}) in {db}",
+                  file=sys.stderr)
+        result = _run(store, config, tournament_id, plain, as_json)
+        if result.status in (ABORTED, INTERRUPTED):
+            _summary(store, tournament_id, as_json)
+            _exit_for(result)
         _summary(store, tournament_id, as_json)
+
+
+def _not_busy(store: Store, tournament_id: int) -> None:
+    """Exit 3 at once when another run holds the tournament (the claim is
+    taken and given back: the run takes it again for good)."""
+    try:
+        with store.claim_run(tournament_id):
+            pass
+    except TournamentBusyError as exc:
+        fail(f"{exc}; nothing was started", EXIT_BUSY)
+    except StoreError as exc:
+        fail(str(exc))
+
+
+def _find(store: Store, config: TournamentConfig, *, new: bool, resume_id: int | None
+          ) -> tuple[int | None, str]:
+    """The stored tournament this run plays and how (``resume`` or
+    ``finished``), or (None, ``new``) when it is yet to be created."""
+    if resume_id is not None:
+        row = store.tournament(resume_id)
+        assert row is not None
+        return resume_id, "finished" if row["status"] == FINISHED else "resume"
+    existing = None if new else store.find_tournament(config.identity())
+    if existing is None:
+        return None, "new"
+    return existing["id"], "finished" if existing["status"] == FINISHED else "resume"
+
+
+def _check_engines(config: TournamentConfig, log_existed: bool, *, created: bool
+                   ) -> list[EngineStartError]:
+    """Each engine started once (:func:`arbiter.tournament.check_engines`):
+    the failures a second try overcame (said on stdout, as during a run),
+    or exit 1 naming the engine that failed twice."""
+    retried: list[EngineStartError] = []
+
+    def on_retry(exc: EngineStartError) -> None:
+        retried.append(exc)
+        typer.echo(f"note: handshake-failure: {exc}; retrying with a fresh process")
+
+    try:
+        run_interruptible(lambda: check_engines(config, on_retry=on_retry))
+    except EngineStartError as exc:
+        remove_if_empty(config.log_dir, log_existed)
+        what = "no tournament was created" if created else "nothing was played"
+        fail(f"handshake-failure: {exc}; {what}", EXIT_ABORTED)
+    except Interrupted as exc:
+        exit_interrupted(exc, "engines stopped; nothing was played")
+    return retried
 
 
 def _build(config_file: str | None, engine_specs: list[str] | None,
@@ -174,9 +243,10 @@ def tournament(
     config_file: str | None = typer.Argument(None, metavar="CONFIG.toml",
                                                 help="a tournament file; flags override it"),
     engine: list[str] | None = typer.Option(
-        None, "--engine", "-e", help="engine SPEC, one per engine: cmd=... \\[name=... option.N=V "
+        None, "--engine", "-e", help="engine SPEC, one per engine: cmd=... [name=... option.N=V "
         "tc=...] or a NAME from the engines file"),
-    engines_file: str | None = typer.Option(None, "--engines", help="TOML file of \\[engines.NAME] tables"),
+    engines_file: str | None = typer.Option(None, "--engines", help="TOML file of [engines.NAME] tables"),
+    each: str | None = typer.Option(None, "--each", metavar="SETTINGS", help=EACH_HELP),
     game: str | None = typer.Option(None, "--game", "-g", help="troll, atoll, morris or talisman"),
     format: str | None = typer.Option(None, "--format", help="round-robin (default) or gauntlet"),
     games: int | None = typer.Option(None, "--games", help=_GAMES_HELP),
@@ -208,12 +278,14 @@ def tournament(
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
-                 sprt=sprt, name=name, pgn=pgn, log=log, engine=engine or None)
+                 sprt=sprt, name=name, pgn=pgn, log=log, engine=engine or None, each=each)
     _check_numbers(flags)
     file_db = None
     if resume is not None:
         if config_file:
             fail("give either a config file or --resume ID, not both")
+        if flags.pop("each") is not None:
+            fail(f"--resume {resume} plays the stored engines of tournament {resume}; drop --each")
         config = _resume_config(db or DEFAULT_DB, resume, flags)
     else:
         flags.pop("engine")
@@ -235,7 +307,8 @@ def match(
     game: str = typer.Argument(..., help="troll, atoll, morris or talisman"),
     first: str = typer.Argument(..., metavar="A", help="engine SPEC (or NAME from the engines file)"),
     second: str = typer.Argument(..., metavar="B", help="engine SPEC (or NAME from the engines file)"),
-    engines_file: str | None = typer.Option(None, "--engines", help="TOML file of \\[engines.NAME] tables"),
+    engines_file: str | None = typer.Option(None, "--engines", help="TOML file of [engines.NAME] tables"),
+    each: str | None = typer.Option(None, "--each", metavar="SETTINGS", help=EACH_HELP),
     games: int | None = typer.Option(None, "--games", help="games per round (default 2, or 10000 with --sprt)"),
     rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1)"),
     openings: str | None = typer.Option(None, "--openings", help="openings file"),
@@ -266,7 +339,7 @@ def match(
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
-                 sprt=sprt, pgn=pgn, log=log,
+                 sprt=sprt, pgn=pgn, log=log, each=each,
                  name=name or f"{game.strip().lower()} match")
     _check_numbers(flags)
     config, _ = _build(None, [first, second], engines_file, flags)
@@ -300,18 +373,7 @@ def standings(
     """Standings of a tournament, also while it is running."""
     with _open_store(db, readonly=True) as store:
         if list_all:
-            rows = [{**r, "done": store.count_games(r["id"]), "running_now": store.run_active(r["id"])}
-                    for r in store.tournaments()]
-            if as_json:
-                typer.echo(json.dumps([{k: r[k] for k in ("id", "name", "game", "format", "status",
-                                                          "total_games", "created", "done",
-                                                          "running_now")}
-                                       for r in rows], indent=2))
-            else:
-                for r in rows:
-                    typer.echo(f"{r['id']:>4}  {r['name']:<30} {r['game']:<9} "
-                               f"{r['done']}/{r['total_games']} games  "
-                               f"{_status_shown(r['status'], r['running_now'])}")
+            _list(store, as_json)
             return
         tournament = (store.tournament(tournament_id) if tournament_id is not None
                       else store.latest_tournament())
@@ -325,6 +387,70 @@ def standings(
         typer.echo(json.dumps(_standings_json(tournament, table), indent=2))
     else:
         print_standings(make_console(), table, shown)
+
+
+def _list(store: Store, as_json: bool) -> None:
+    """The tournaments of the database, one line each (or JSON)."""
+    rows = [{**r, "done": store.count_games(r["id"]), "running_now": store.run_active(r["id"])}
+            for r in store.tournaments()]
+    if as_json:
+        typer.echo(json.dumps([{k: r[k] for k in ("id", "name", "game", "format", "status",
+                                                  "total_games", "created", "done", "running_now")}
+                               for r in rows], indent=2))
+        return
+    for r in rows:
+        typer.echo(f"{r['id']:>4}  {r['name']:<30} {r['game']:<9} "
+                   f"{r['done']}/{r['total_games']} games  "
+                   f"{_status_shown(r['status'], r['running_now'])}")
+
+
+class TournamentsAction(enum.StrEnum):
+    """What ``arbiter tournaments ACTION`` does besides listing."""
+
+    DELETE = "delete"
+
+
+@app.command()
+def tournaments(
+    action: TournamentsAction | None = typer.Argument(
+        None, metavar="ACTION", help="delete: remove tournament ID with its games and events"),
+    tournament_id: int | None = typer.Argument(None, metavar="ID", help="the tournament to delete"),
+    db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
+    as_json: bool = typer.Option(False, "--json", help="list as JSON"),
+    yes: bool = typer.Option(False, "--yes", "-y", help="delete without asking first"),
+) -> None:
+    """List the tournaments of the database; `tournaments delete ID` removes one."""
+    if action is None:
+        if tournament_id is not None:
+            fail("give `tournaments` to list them, or `tournaments delete ID`")
+        with _open_store(db, readonly=True) as store:
+            _list(store, as_json)
+        return
+    if tournament_id is None:
+        fail("tournaments delete: give the ID of the tournament to delete (`arbiter tournaments` lists them)")
+    _delete(db, tournament_id, yes)
+
+
+def _delete(db: str, tournament_id: int, yes: bool) -> None:
+    """``arbiter tournaments delete ID``: asked first unless ``yes``."""
+    if not os.path.exists(db):
+        fail(f"no database at {db}")
+    with _open_store(db) as store:
+        row = store.tournament(tournament_id)
+        if row is None:
+            fail(f"{db}: no tournament {tournament_id}")
+        games = store.count_games(tournament_id)
+        what = f"tournament {tournament_id} ({row['name']}, {games} games) from {db}"
+        if not yes and not typer.confirm(f"delete {what}?", default=False, err=True):
+            print("arbiter: nothing deleted", file=sys.stderr)
+            raise typer.Exit(EXIT_ABORTED)
+        try:
+            delete_tournament(store, tournament_id)
+        except TournamentBusyError as exc:
+            fail(f"{exc}; nothing deleted", EXIT_BUSY)
+        except (sqlite3.Error, StoreError) as exc:
+            fail(f"{db}: cannot delete tournament {tournament_id} ({exc}); nothing deleted", EXIT_ABORTED)
+    typer.echo(f"deleted {what}")
 
 
 # --------------------------------------------------------------------------

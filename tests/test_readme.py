@@ -1,0 +1,158 @@
+"""The README's examples run as written (issue 15, "Rough edges").
+
+Every ``sh`` code block of README.md is read line by line (a line ending in
+``\\`` goes on), comments dropped as a shell would.  Each ``arbiter ...`` line
+must parse (its command exists, its options and arguments are accepted), and
+each one that is not in :data:`PARSED_ONLY` is run, in the README's order, in
+a fresh folder holding a copy of ``examples/`` and no database yet -- what a
+new user on a fresh clone has.  Nothing is changed for the test: a README
+example that is too slow to run here must be made quicker in the README, or
+be listed in :data:`PARSED_ONLY` with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+import typer
+from cli import ROOT, invoke
+
+from arbiter.cli import app
+
+README = ROOT / "README.md"
+
+#: README commands the test parses but does not run: each takes half a
+#: minute or more on two cores, and what it does is run by other tests
+PARSED_ONLY = {
+    "arbiter demo": "18 games at 20+0.2 (specs/tournament.md §Demo)",
+    "arbiter check atoll -e greedy": "the full suite, 28 checks, half a minute (tests/test_check.py "
+                                     "runs the quick suite on every sample engine)",
+}
+
+#: the README's lines that are not ``arbiter`` commands, by their start:
+#: installing and the whole test suite, which the test is part of
+NOT_ARBITER = ("python3 -m pip install", "python3 -m pytest")
+
+
+def sh_lines(text: str) -> list[str]:
+    """The command lines of the ``sh`` blocks of ``text``, continuations joined."""
+    lines: list[str] = []
+    for block in re.findall(r"^```sh\n(.*?)^```", text, flags=re.S | re.M):
+        pending = ""
+        for raw in block.splitlines():
+            if raw.rstrip().endswith("\\"):
+                pending += raw.rstrip()[:-1] + " "
+                continue
+            line = (pending + raw).strip()
+            pending = ""
+            if line:
+                lines.append(line)
+    return lines
+
+
+def commands(text: str) -> list[list[str]]:
+    """Each line's commands (split on ``&&``) as words, comments dropped."""
+    found = []
+    for line in sh_lines(text):
+        words = shlex.split(line, comments=True)
+        while "&&" in words:
+            cut = words.index("&&")
+            found.append(words[:cut])
+            words = words[cut + 1:]
+        if words:
+            found.append(words)
+    return found
+
+
+def arbiter_commands() -> list[list[str]]:
+    every = commands(README.read_text(encoding="utf-8"))
+    return [words for words in every if words[0] == "arbiter"]
+
+
+def _redirect(words: list[str]) -> tuple[list[str], str | None]:
+    """``arbiter ... > FILE``: the arguments and the file stdout goes to."""
+    if ">" in words:
+        cut = words.index(">")
+        return words[:cut], words[cut + 1]
+    return words, None
+
+
+def test_the_readme_has_only_arbiter_commands_and_the_install_lines():
+    every = commands(README.read_text(encoding="utf-8"))
+    assert len(arbiter_commands()) >= 20  # the blocks were found
+    others = [" ".join(words) for words in every if words[0] != "arbiter"]
+    assert others and all(line.startswith(NOT_ARBITER) for line in others), others
+    listed = {" ".join(words) for words in arbiter_commands()}
+    assert set(PARSED_ONLY) <= listed  # no stale entry
+
+
+def test_no_example_needs_what_a_clone_does_not_have():
+    """No ``./my_engine``, no option the sample engines do not declare
+    (``option.Hash``), and every file an example reads is in the clone."""
+    text = README.read_text(encoding="utf-8")
+    assert "my_engine" not in text and "Hash" not in text
+    for words in arbiter_commands():
+        for word in words:
+            if word.startswith("examples/"):
+                assert (ROOT / word).is_file(), word
+
+
+def _parse(words: list[str]) -> None:
+    """Parse ``arbiter ARGS`` as click would, without running the command:
+    an unknown command or option, a missing argument or a bad value raises."""
+    group = typer.main.get_command(app)
+    args, _ = _redirect(words[1:])
+    command, name = group, "arbiter"
+    while args and not args[0].startswith("-") and hasattr(command, "get_command"):
+        found = command.get_command(command.make_context(name, [], resilient_parsing=True), args[0])
+        if found is None:
+            break
+        command, name, args = found, f"{name} {args[0]}", args[1:]
+    try:
+        command.make_context(name, list(args))
+    except typer.Exit as exc:  # --version, --help: an eager option that ended it
+        assert exc.exit_code == 0
+    except SystemExit as exc:  # pragma: no cover - click's way on some versions
+        assert exc.code == 0
+
+
+@pytest.mark.parametrize("words", arbiter_commands(), ids=lambda words: " ".join(words)[:60])
+def test_every_arbiter_line_parses(words):
+    _parse(words)
+
+
+def test_a_misspelt_option_would_be_caught():
+    """The parse check can fail."""
+    with pytest.raises(Exception, match="--gmaes"):
+        _parse(["arbiter", "match", "troll", "mcts", "greedy", "--gmaes", "4"])
+
+
+def test_the_examples_run_in_order_on_a_fresh_clone(tmp_path):
+    """Every example not in PARSED_ONLY, in the README's order, in a folder
+    with examples/ and nothing else; each ends with exit status 0."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    ran = 0
+    for words in arbiter_commands():
+        line = " ".join(words)
+        if line in PARSED_ONLY:
+            continue
+        args, out = _redirect(words[1:])
+        run = invoke(*args, cwd=tmp_path)
+        assert run.returncode == 0, f"{line}\n{run.stdout[-2000:]}\n{run.stderr}"
+        if out is not None:
+            Path(tmp_path, out).write_text(run.stdout, encoding="utf-8")
+        ran += 1
+    assert ran == len([words for words in arbiter_commands() if " ".join(words) not in PARSED_ONLY])
+    assert (tmp_path / "games.pgn").stat().st_size > 0 and (tmp_path / "other.db").exists()
+    assert not (tmp_path / "engines.toml").exists()  # the names resolved without one
+
+
+def test_the_engines_file_the_readme_shows_is_the_one_in_examples():
+    text = README.read_text(encoding="utf-8")
+    (shown,) = re.findall(r"```toml\n(.*?)```", text, flags=re.S)
+    tables = "\n".join(line.strip() for line in shown.splitlines())
+    assert tables.strip() in (ROOT / "examples" / "engines.toml").read_text(encoding="utf-8")
