@@ -21,6 +21,7 @@ from cli import invoke
 
 from arbiter.config import TournamentConfig
 from arbiter.engine import EngineConfig
+from arbiter.store import game_record
 
 PY = sys.executable
 SCORED = Path(__file__).resolve().parent / "bad_engines" / "scored.py"
@@ -45,7 +46,7 @@ def test_match_draw_adjudication_is_recorded_with_the_scores(tmp_path):
     assert len(played) == 2
     for game in played:
         assert (game["termination"], game["result"], game["plies"]) == ("adjudicated-draw", "1/2-1/2", 2)
-        record = json.loads(game["record"])
+        record = game_record(game)
         white, black = (move["score"] for move in record["moves"])
         assert record["termination_detail"] == (
             "adjudicated a draw: scores within 100000 cp of zero over each side's last 1 move(s) "

@@ -38,8 +38,12 @@ def main(path: str, hold_ms: float, every_ms: float) -> None:
         if bursts == 0:
             print("locked", flush=True)
         time.sleep(hold_ms / 1000)
+        # SIGTERM held back between the commit and the count, so the number
+        # printed is exactly the bursts committed (it could run in between)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
         conn.execute("COMMIT")
         bursts += 1
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         time.sleep(max(0.0, every_ms - hold_ms) / 1000)
 
 
