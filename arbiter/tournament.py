@@ -45,6 +45,7 @@ from arbiter.clock import TimeControl
 from arbiter.config import TournamentConfig
 from arbiter.engine import Engine, EngineStartError, EngineTimeouts, open_engine
 from arbiter.games import get_game
+from arbiter.live import LiveGames
 from arbiter.match import play_game
 from arbiter.rating import SPRT, SPRTConfigError
 from arbiter.record import GameRecord
@@ -215,6 +216,8 @@ class Tournament:
         #: the stored games' counts, one game added at a time (see Tally)
         self._tally = Tally(config.engine_names)
         self.standings: Standings = self._tally.standings(self.sprt)
+        #: the games in progress as readers of the database see them (arbiter/live.py)
+        self.live = LiveGames(store, tournament_id, config.game)
 
     # -- state ---------------------------------------------------------------
 
@@ -280,6 +283,7 @@ class Tournament:
         async with trio.open_nursery() as nursery:
             self._scope = nursery.cancel_scope
             nursery.start_soon(self._tick)
+            nursery.start_soon(self.live.keep_written)
             async with trio.open_nursery() as pool:
                 for number in range(workers):
                     pool.start_soon(self._worker, number)
@@ -298,6 +302,7 @@ class Tournament:
         else:  # nothing left to hand out, yet games missing: cannot happen
             status, note = INTERRUPTED, "stopped early"
         with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(self.live.clear)
             try:  # status and event in one transaction: stored both, or neither
                 await trio.to_thread.run_sync(
                     self.store.end_run, self.tournament_id, status, note,
@@ -346,6 +351,7 @@ class Tournament:
             try:
                 while (scheduled := self._take(frozenset(held))) is not None:
                     self.running[scheduled.key] = scheduled
+                    self.live.started(scheduled)
                     self.observer.game_started(scheduled)
                     record = await self._play_with_retry(scheduled, held, engines)
                     if record is None or not await self._keep(scheduled, record):
@@ -363,6 +369,7 @@ class Tournament:
                                        self._store_game, scheduled, record)
             if stored is not None:
                 del self.running[scheduled.key]
+                self.live.ended(scheduled.key)
                 if stored:
                     self._game_stored(scheduled, record)
                 else:
@@ -425,7 +432,8 @@ class Tournament:
             self.game, held[scheduled.white].engine, held[scheduled.black].engine,
             fen=opening.fen, opening_moves=opening.moves,
             tc=self.time_control, timemargin_ms=self.config.timemargin_ms,
-            maxplies=self.config.maxplies, stall_ms=self.config.stall_ms)
+            maxplies=self.config.maxplies, stall_ms=self.config.stall_ms,
+            on_move=self.live.mover(scheduled.key))
 
     async def _after_game(self, scheduled: ScheduledGame, record: GameRecord,
                           held: dict[str, _Held]) -> None:

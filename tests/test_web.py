@@ -245,7 +245,11 @@ def test_peers_text_is_escaped_everywhere(client):
         page = response.text
         assert SCRIPT not in page and "<img" not in page, url
         escaped += html.escape(SCRIPT) in page or "&lt;img" in page
-        assert "script-src" not in response.headers["content-security-policy"]  # no script at all
+        # the one script is the view's own file: no inline script may run (specs/web.md §Safety)
+        policy = dict(part.strip().split(" ", 1) for part in
+                      response.headers["content-security-policy"].split(";"))
+        assert policy["script-src"] == "'self'" and policy["default-src"] == "'none'"
+        assert re.findall(r"<script[^>]*>", page) == ['<script src="/live.js" defer>'], url
         for link in map(html.unescape, re.findall(r'href="([^"]+)"', page)):
             # every page, each game at its end and at ply 0 (not at every ply)
             if link.startswith("/") and ("?ply=" not in link or link.endswith("?ply=0")):
