@@ -347,3 +347,166 @@ def test_a_real_web_process_serves_then_stops_on_ctrl_c(db):
         proc.stdout.close()
         proc.stderr.close()
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+# -- live: games in progress, a killed run, the feed (specs/web.md §Live updates) --------------
+
+GATE = Path(__file__).parent / "engines_for_tournament" / "gate.py"
+#: moves the gated engine plays before it waits for its gate (White: 6 plies then)
+GATE_AFTER = 3
+
+
+def start_gated_run(tmp_path: Path, gate: Path):
+    """A real match whose first game holds at ply 2 * GATE_AFTER (the gated
+    engine, White, waits for ``gate`` before its next move; its clock is long
+    enough for any wait), with the database path."""
+    db = tmp_path / "live.db"
+    gated = f"cmd='{PYTHON} {GATE}' name=gated env.GATE={gate} env.GATE_AFTER={GATE_AFTER}"
+    proc = start("match", "troll", gated, GREEDY, "--games", 2, "-c", 1, "--tc", "1000+0",
+                 "--db", db, "--plain")
+    return proc, db
+
+
+def wait_for_live_plies(db: Path, plies: int, proc) -> None:
+    """Until the run has written its game in progress at ``plies`` plies
+    (a guard against a hang, not a measure: PROCESS_TIMEOUT)."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + PROCESS_TIMEOUT
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            rows = sqlite3.connect(db).execute("select plies from live").fetchall()
+        except sqlite3.OperationalError:  # no database or no live table yet
+            rows = []
+        if rows and rows[0][0] == plies:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no game in progress at ply {plies}")
+
+
+def test_a_game_in_progress_then_finished(tmp_path):
+    """A running match seen from another process: its game in progress (board
+    at the ply it is at, clocks, last move, its own page and JSON), the page
+    set to listen for updates; once the game is stored, its live page leads
+    to the stored game and no game is in progress."""
+    gate = tmp_path / "gate"
+    proc, db = start_gated_run(tmp_path, gate)
+    try:
+        wait_for_live_plies(db, 2 * GATE_AFTER, proc)
+        app = create_app(db)
+        with TestClient(app) as client:
+            shown = get_json(client, "/api/tournament/1")
+            assert shown["tournament"]["status"] == "running" and shown["tournament"]["done"] == 0
+            (live,) = shown["live"]
+            assert (live["key"], live["white"], live["black"], live["plies"]) == (
+                "r1-p1-g1", "gated", "greedy", 2 * GATE_AFTER)
+            assert live["last_move"] and all(live["clock_ms"][side] > 0 for side in ("white", "black"))
+            assert f"ply {2 * GATE_AFTER}" in live["svg"]
+            page = get_page(client, "/tournament/1")
+            assert '<body data-live="/events/tournament/1">' in page
+            assert 'href="/tournament/1/live/r1-p1-g1"' in page and f'data-plies="{2 * GATE_AFTER}"' in page
+            game = get_json(client, "/api/tournament/1/live/r1-p1-g1")
+            assert [m["ply"] for m in game["moves"]] == list(range(1, 2 * GATE_AFTER + 1))
+            assert game["moves"][-1]["move"] == live["last_move"] and "<svg" in game["chart"]
+            page = get_page(client, "/tournament/1/live/r1-p1-g1")
+            assert 'data-live="/events/tournament/1/live/r1-p1-g1"' in page
+            # one update of the page, as the feed sends it: its sections, escaped
+            event = app.state.feed._render(("tournament", 1))
+            assert event.startswith("event: update\ndata: ") and event.endswith("\n\n")
+            sections = json.loads(event.split("data: ", 1)[1])["sections"]
+            assert set(sections) == {"summary", "standings", "live", "recent"}
+            assert f'data-plies="{2 * GATE_AFTER}"' in sections["live"]
+            gate.touch()
+            assert proc.wait(timeout=PROCESS_TIMEOUT) == 0
+            finished = client.get("/tournament/1/live/r1-p1-g1", follow_redirects=False)
+            stored = [g for g in get_json(client, "/api/tournament/1")["games"] if g["key"] == "r1-p1-g1"]
+            assert finished.status_code == 303 and finished.headers["location"] == f"/game/{stored[0]['id']}"
+            assert json.loads(app.state.feed._render(("game", 1, "r1-p1-g1")).split("data: ", 1)[1]) == {
+                "url": f"/game/{stored[0]['id']}"}
+            assert get_json(client, "/api/tournament/1")["live"] == []
+            assert client.get("/api/tournament/1/live/r9-p9-g9").status_code == 404
+        app.state.reader.close()
+    finally:
+        gate.touch()
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    import sqlite3
+    assert sqlite3.connect(db).execute("select count(*) from live").fetchone() == (0,)
+
+
+def test_a_killed_run(tmp_path):
+    """A run killed (SIGKILL) in the middle of a game: shown as killed, its
+    game in progress no longer shown (its row is left in the database: no
+    run holds the tournament), the live game's page not found."""
+    gate = tmp_path / "gate"
+    proc, db = start_gated_run(tmp_path, gate)
+    try:
+        wait_for_live_plies(db, 2 * GATE_AFTER, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=PROCESS_TIMEOUT)
+    finally:
+        gate.touch()
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    import sqlite3
+    assert sqlite3.connect(db).execute("select count(*) from live").fetchone() == (1,)
+    app = create_app(db)
+    with TestClient(app) as client:
+        shown = get_json(client, "/api/tournament/1")
+        assert shown["tournament"]["status"] == "killed" and shown["live"] == []
+        assert shown["progress"] == {"done": 0, "total": 2, "percent": 0.0, "eta_seconds": None}
+        page = get_page(client, "/tournament/1")
+        assert "killed" in page and "data-live" not in page and "In progress" not in page
+        assert client.get("/api/tournament/1/live/r1-p1-g1").status_code == 404
+        assert get_json(client, "/api/tournaments")["tournaments"][0]["status"] == "killed"
+    app.state.reader.close()
+
+
+async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path):
+    """specs/web.md §Live updates: a game stored by another connection
+    reaches a reading viewer; a viewer that reads nothing holds one update
+    (the newest), and handing updates to it never waits."""
+    import trio
+
+    from arbiter.web import feed as feeds
+
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(db.read_bytes())
+    app = create_app(copy)
+    feed = app.state.feed
+    seen: list[int] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(feed.run)
+        slow = feed.watch(("tournament", 1))
+        await slow.__anext__()  # subscribed, then never read again
+
+        async def read() -> None:
+            async for event in feed.watch(("tournament", 1)):
+                sections = json.loads(event.split("data: ", 1)[1])["sections"]
+                seen.append(int(re.search(r'<span class="done">(\d+)</span>', sections["summary"])[1]))
+                if seen[-1] == MATCH_GAMES + 2:
+                    return
+
+        nursery.start_soon(read)
+        with Store(copy) as store:
+            row = store.games(1)[0]
+            for n in (1, 2):
+                while not seen or seen[-1] != MATCH_GAMES + n - 1:
+                    await trio.sleep(feeds.POLL_INTERVAL)
+                await trio.to_thread.run_sync(lambda n=n: store.save_game(
+                    1, key=f"extra{n}", seq=MATCH_GAMES + n, round=2, pairing=1, index=n, pair=99 + n,
+                    opening={}, record=row["record"]))
+        while seen[-1] != MATCH_GAMES + 2:
+            await trio.sleep(feeds.POLL_INTERVAL)
+        # each stored game seen, in order (an update may repeat: the heartbeat)
+        assert sorted(set(seen)) == [MATCH_GAMES, MATCH_GAMES + 1, MATCH_GAMES + 2] and seen == sorted(seen)
+        (waiting,) = feed.topics[("tournament", 1)]  # the reading viewer has gone
+        assert len(waiting.buffer) == feeds.VIEWER_BUFFER and waiting.dropped >= 1
+        await slow.aclose()
+        assert ("tournament", 1) not in feed.topics  # a gone viewer leaves nothing behind
+        nursery.cancel_scope.cancel()
+    app.state.reader.close()

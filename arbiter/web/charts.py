@@ -67,7 +67,7 @@ def _frame(y_low: float, y_high: float, x_high: float, label_low: str, label_hig
     return parts, x, y
 
 
-def _polyline(points: Sequence[tuple[float, float]], color: str, dash: str = "") -> str:
+def _polyline(points: Sequence[tuple[float, float]], color: str, dash: str = "") -> Markup:
     attrs: dict[str, Any] = {"points": " ".join(f"{num(a)},{num(b)}" for a, b in points),
                              "fill": "none", "stroke": color, "stroke_width": 1.5}
     if dash:
@@ -126,7 +126,7 @@ def move_chart(moves: Sequence[dict[str, Any]]) -> str:
                      and (cp := score_cp(m.get("score"))) is not None] for side in SIDES}
     top = max((t for side in times.values() for _, t in side), default=0) or 1.0
     high = max((abs(s) for side in scores.values() for _, s in side), default=0) or 100.0
-    pictures = []
+    pictures: list[str] = []
     for title, series, y_low, y_high, labels in (
             ("time per move (s)", times, 0.0, top, ("0", f"{top:.2f}")),
             ("score per move (cp, mover's view)", scores, -high, high, (f"{-high:.0f}", f"{high:.0f}"))):
