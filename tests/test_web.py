@@ -478,7 +478,7 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
     copy.write_bytes(db.read_bytes())
     app = create_app(copy)
     feed = app.state.feed
-    seen: list[int] = []
+    send, receive = trio.open_memory_channel[int](100)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(feed.run)
         slow = feed.watch(("tournament", 1))
@@ -487,21 +487,20 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
         async def read() -> None:
             async for event in feed.watch(("tournament", 1)):
                 sections = json.loads(event.split("data: ", 1)[1])["sections"]
-                seen.append(int(re.search(r'<span class="done">(\d+)</span>', sections["summary"])[1]))
-                if seen[-1] == MATCH_GAMES + 2:
+                done = int(re.search(r'<span class="done">(\d+)</span>', sections["summary"])[1])
+                await send.send(done)
+                if done == MATCH_GAMES + 2:
                     return
-
         nursery.start_soon(read)
+        seen = [await receive.receive()]
         with Store(copy) as store:
             row = store.games(1)[0]
             for n in (1, 2):
-                while not seen or seen[-1] != MATCH_GAMES + n - 1:
-                    await trio.sleep(feeds.POLL_INTERVAL)
                 await trio.to_thread.run_sync(lambda n=n: store.save_game(
                     1, key=f"extra{n}", seq=MATCH_GAMES + n, round=2, pairing=1, index=n, pair=99 + n,
                     opening={}, record=row["record"]))
-        while seen[-1] != MATCH_GAMES + 2:
-            await trio.sleep(feeds.POLL_INTERVAL)
+                while seen[-1] != MATCH_GAMES + n:
+                    seen.append(await receive.receive())
         # each stored game seen, in order (an update may repeat: the heartbeat)
         assert sorted(set(seen)) == [MATCH_GAMES, MATCH_GAMES + 1, MATCH_GAMES + 2] and seen == sorted(seen)
         (waiting,) = feed.topics[("tournament", 1)]  # the reading viewer has gone
