@@ -470,6 +470,8 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
     """specs/web.md §Live updates: a game stored by another connection
     reaches a reading viewer; a viewer that reads nothing holds one update
     (the newest), and handing updates to it never waits."""
+    from contextlib import aclosing
+
     import trio
 
     from arbiter.web import feed as feeds
@@ -485,12 +487,13 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
         await slow.__anext__()  # subscribed, then never read again
 
         async def read() -> None:
-            async for event in feed.watch(("tournament", 1)):
-                sections = json.loads(event.split("data: ", 1)[1])["sections"]
-                done = int(re.search(r'<span class="done">(\d+)</span>', sections["summary"])[1])
-                await send.send(done)
-                if done == MATCH_GAMES + 2:
-                    return
+            async with aclosing(feed.watch(("tournament", 1))) as events:
+                async for event in events:
+                    sections = json.loads(event.split("data: ", 1)[1])["sections"]
+                    done = int(re.search(r'<span class="done">(\d+)</span>', sections["summary"])[1])
+                    await send.send(done)
+                    if done == MATCH_GAMES + 2:
+                        return
         nursery.start_soon(read)
         seen = [await receive.receive()]
         with Store(copy) as store:

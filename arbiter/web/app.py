@@ -18,7 +18,7 @@ Safety (``specs/web.md`` §Safety):
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Hashable
-from contextlib import asynccontextmanager
+from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -230,9 +230,12 @@ def _events(feed: Feed, topic: Callable[[Request], Hashable]) -> Callable[[Reque
 
 
 async def _stream(feed: Feed, topic: Hashable) -> AsyncIterator[str]:
+    """The event stream's text; the viewer is removed as soon as it ends
+    (``aclosing``: a gone viewer does not wait for the garbage collector)."""
     yield "retry: 2000\n\n"  # the browser reconnects 2 s after a lost connection
-    async for event in feed.watch(topic):
-        yield event
+    async with aclosing(feed.watch(topic)) as events:
+        async for event in events:
+            yield event
 
 
 def _tournament_topic(request: Request) -> Hashable:
