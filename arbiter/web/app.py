@@ -246,10 +246,19 @@ def _game_topic(request: Request) -> Hashable:
     return ("game", _number(request.path_params["id"], "tournament id"), request.path_params["key"])
 
 
-def _script(request: Request) -> Response:
-    response = Response(_SCRIPT, media_type="text/javascript")
-    response.headers.update(SAFETY_HEADERS)
-    return response
+#: the view's icon (a 2x2 board), so that a browser's own request for one is not a 404
+_ICON = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 2 2"><rect width="2" height="2" '
+         b'fill="#e3c98f"/><rect width="1" height="1" fill="#1e1e1e"/><rect x="1" y="1" width="1" '
+         b'height="1" fill="#1e1e1e"/></svg>')
+
+
+def _fixed(body: bytes, media_type: str) -> Callable[[Request], Response]:
+    """A route serving ``body``: fixed bytes, never a file named by a URL."""
+    def endpoint(request: Request) -> Response:
+        response = Response(body, media_type=media_type, headers={"Cache-Control": "max-age=3600"})
+        response.headers.update(SAFETY_HEADERS)
+        return response
+    return endpoint
 
 
 def create_app(db: str | Path) -> Starlette:
@@ -276,7 +285,8 @@ def create_app(db: str | Path) -> Starlette:
     routes += [
         Route("/events/tournament/{id}", _events(feed, _tournament_topic), methods=["GET"]),
         Route("/events/tournament/{id}/live/{key}", _events(feed, _game_topic), methods=["GET"]),
-        Route("/live.js", _script, methods=["GET"]),
+        Route("/live.js", _fixed(_SCRIPT, "text/javascript"), methods=["GET"]),
+        Route("/favicon.ico", _fixed(_ICON, "image/svg+xml"), methods=["GET"]),
     ]
     # before /game/{id}, which would take "5.pgn" as an id (and refuse it)
     routes.insert(0, Route("/game/{id}.pgn", _guarded(pages.pgn), methods=["GET"]))
