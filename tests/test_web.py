@@ -512,3 +512,34 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
         assert ("tournament", 1) not in feed.topics  # a gone viewer leaves nothing behind
         nursery.cancel_scope.cancel()
     app.state.reader.close()
+
+
+def test_the_server_serves_the_view_too(tmp_path):
+    """`arbiter serve --http`: the same pages from the match server's own
+    process (its arena listed as a running tournament), Ctrl-C stops both."""
+    db = tmp_path / "server.db"
+    proc = start("serve", "--db", db, "--listen", "127.0.0.1:0", "--arena", "game=troll tc=10+0.1 name=arena",
+                 "--http", "127.0.0.1:0")
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        url = None
+        for line in proc.stderr:
+            match = re.search(r"web view of .* at (http://127\.0\.0\.1:\d+/)$", line.strip())
+            if match:
+                url = match[1]
+                break
+        assert url, proc.stderr.read()
+        with urllib.request.urlopen(url + "api/tournaments", timeout=PROCESS_TIMEOUT) as response:
+            (arena,) = json.load(response)["tournaments"]
+        assert arena["name"] == "arena" and arena["status"] == "running"
+        with urllib.request.urlopen(url + f"tournament/{arena['id']}", timeout=PROCESS_TIMEOUT) as response:
+            assert b'data-live="/events/tournament/' in response.read()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=PROCESS_TIMEOUT) == 130
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Hashable
+from collections.abc import AsyncGenerator, Callable, Hashable
 from typing import Any
 
 import anyio
@@ -117,7 +117,7 @@ class Feed:
     def full(self) -> bool:
         return self.viewers >= MAX_VIEWERS
 
-    async def watch(self, topic: Hashable) -> AsyncIterator[str]:
+    async def watch(self, topic: Hashable) -> AsyncGenerator[str, None]:
         """The updates of ``topic`` for one viewer, the current state first."""
         viewer = Viewer()
         first = self._last.get(topic)
