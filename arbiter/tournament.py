@@ -114,15 +114,21 @@ def open_tournament(store: Store, config: TournamentConfig, *, new: bool = False
 
 def tournament_standings(store: Store, tournament: Mapping[str, Any]) -> Standings:
     """The standings of a stored tournament (also one still running)."""
-    config = tournament.get("config") or {}
-    sprt = None
-    if config.get("sprt"):
-        try:
-            sprt = SPRT.parse(config["sprt"])
-        except SPRTConfigError:
-            sprt = None
     engines = tournament.get("engines") or [e["name"] for e in store.engines(tournament["id"])]
-    return compute_standings(engines, store.games(tournament["id"], with_record=False), sprt)
+    return compute_standings(engines, store.games(tournament["id"], with_record=False),
+                             tournament_sprt(tournament))
+
+
+def tournament_sprt(tournament: Mapping[str, Any]) -> SPRT | None:
+    """The SPRT of a stored tournament (None without one, or with one that
+    no longer parses)."""
+    config = tournament.get("config") or {}
+    if not config.get("sprt"):
+        return None
+    try:
+        return SPRT.parse(config["sprt"])
+    except SPRTConfigError:
+        return None
 
 
 # --------------------------------------------------------------------------

@@ -76,6 +76,7 @@ class Reader:
         #: finished tournament of 10,000 games costs its recount once)
         self._standings: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self._pictures: dict[tuple[int, str, int], str] = {}
+        self._counts: dict[int, Count] = {}
 
     def close(self) -> None:
         self.store.close()
@@ -133,16 +134,17 @@ class Reader:
 
     def _standings_of(self, store: Store, row: dict[str, Any], summary: dict[str, Any]
                       ) -> tuple[dict[str, Any], list[list[float]]]:
-        """The standings JSON and the LLR after each game, remembered until
-        a game is stored or the status changes (the key of the cache)."""
-        from arbiter.tournament import tournament_standings  # trio and the run: only here
-
+        """The standings JSON and the LLR over games: counted on from the
+        last look when a game was stored since, remembered otherwise (the
+        key: games stored, ``updated``, status)."""
         stamp = (summary["done"], row["updated"], row["status"])
         cached = self._standings.get(row["id"])
         if cached is None or cached[0] != stamp:
-            standings = tournament_standings(store, row)
-            llr = llr_history(store, row, standings.sprt) if standings.sprt else []
-            cached = stamp, {"standings": standings.to_json(), "llr": llr}
+            count = self._counts.get(row["id"])
+            if count is None:
+                count = self._counts[row["id"]] = Count(store, row)
+            count.update(store)
+            cached = stamp, {"standings": count.standings().to_json(), "llr": list(count.points)}
             self._standings[row["id"]] = cached
         return cached[1]["standings"], cached[1]["llr"]
 
@@ -286,31 +288,74 @@ def _listed(opening: list[str] | tuple[str, ...], plies: list[dict[str, Any]]) -
     return listed
 
 
-#: points of the LLR chart at most: the history of a long SPRT is sampled
-#: (every n-th game, and the last), so its cost and picture stay bounded
-LLR_POINTS = 200
+#: points of the LLR chart: a point every ``step`` games, ``step`` doubled
+#: (every other point dropped) whenever there are twice as many, so the
+#: chart's cost and picture stay bounded however long the SPRT runs
+LLR_POINTS = 100
+
+#: the columns the standings count (``arbiter.standings.Tally.add``)
+_COUNTED = ("id", "white", "black", "result", "termination", "pairing", "pair")
 
 
-def llr_history(store: Store, row: dict[str, Any], sprt: Any) -> list[list[float]]:
-    """``[games, llr]`` after every n-th stored game (in the order they were
-    stored) and after the last, counted as the standings count them."""
-    from arbiter.standings import Tally
+class Count:
+    """A stored tournament's standings kept up game by game, for the view.
 
-    games = store.db.conn.execute(
-        "select white, black, result, termination, pairing, pair from games "
-        "where tournament = ? order by id", [row["id"]]).fetchall()
-    engines = row.get("engines") or [e["name"] for e in store.engines(row["id"])]
-    tally = Tally(engines)
-    step = max(1, -(-len(games) // LLR_POINTS))
-    points: list[list[float]] = [[0, 0.0]]
-    for n, (white, black, result, termination, pairing, pair) in enumerate(games, 1):
-        tally.add({"white": white, "black": black, "result": result, "termination": termination,
-                   "pairing": pairing, "pair": pair})
-        if n % step == 0 or n == len(games):
-            status = tally.standings(sprt).sprt_status
-            assert status is not None  # an SPRT was given
-            points.append([tally.games, round(status.llr, 4)])
-    return points
+    The same figures as :func:`arbiter.tournament.tournament_standings`
+    (``arbiter standings``): the same SPRT and engines from the stored
+    tournament, every game row into the same :class:`arbiter.standings.Tally`
+    (its counts do not depend on the order the games come in).  The rows
+    are read as plain tuples of the counted columns, and only those stored
+    since the last look (games are only ever added): a running tournament
+    of 10,000 games costs a few new rows per update, not a recount.  Beside
+    it, the LLR after every ``step``-th game (:data:`LLR_POINTS`)."""
+
+    def __init__(self, store: Store, row: dict[str, Any]):
+        from arbiter.standings import Tally
+        from arbiter.tournament import tournament_sprt
+
+        self.tournament = row["id"]
+        self.sprt = tournament_sprt(row)
+        self.tally = Tally(row.get("engines") or [e["name"] for e in store.engines(row["id"])])
+        self.last_id = 0
+        self.step = 1
+        self.points: list[list[float]] = [[0, 0.0]] if self.sprt else []
+
+    def update(self, store: Store) -> None:
+        """Count the games stored since the last update."""
+        rows = store.db.conn.execute(f"select {', '.join(_COUNTED)} from games where tournament = ? "
+                                     "and id > ? order by id", [self.tournament, self.last_id]).fetchall()
+        tally, names = self.tally, _COUNTED[1:]
+        while tally.games + len(rows) > self.step * LLR_POINTS:  # no point made only to be dropped
+            self._thin()
+        for values in rows:
+            tally.add(dict(zip(names, values[1:], strict=True)))
+            if self.sprt and tally.games % self.step == 0:
+                self._sample()
+        if rows:
+            self.last_id = rows[-1][0]
+            if self.sprt and self.points[-1][0] != tally.games:
+                self._sample()
+
+    def _sample(self) -> None:
+        """The LLR now, as the standings' SPRT state has it."""
+        status = self.tally.standings(self.sprt).sprt_status
+        assert status is not None  # an SPRT was given
+        point = [self.tally.games, round(status.llr, 4)]
+        if len(self.points) > 1 and self.points[-1][0] % self.step:  # the last one was off-step
+            self.points[-1] = point
+        else:
+            self.points.append(point)
+        if len(self.points) > 2 * LLR_POINTS:
+            self._thin()
+
+    def _thin(self) -> None:
+        """Twice the step: every other point goes (the last stays)."""
+        self.step *= 2
+        last = self.points[-1:]
+        self.points = [p for p in self.points[:-1] if p[0] % self.step == 0] + last
+
+    def standings(self) -> Any:
+        return self.tally.standings(self.sprt)
 
 
 def _progress(store: Store, summary: dict[str, Any]) -> dict[str, Any]:
