@@ -413,18 +413,20 @@ def test_a_game_in_progress_then_finished(tmp_path):
             page = get_page(client, "/tournament/1/live/r1-p1-g1")
             assert 'data-live="/events/tournament/1/live/r1-p1-g1"' in page
             # one update of the page, as the feed sends it: its sections, escaped
-            event = app.state.feed._render(("tournament", 1))
-            assert event.startswith("event: update\ndata: ") and event.endswith("\n\n")
-            sections = json.loads(event.split("data: ", 1)[1])["sections"]
-            assert set(sections) == {"summary", "standings", "live", "recent"}
-            assert f'data-plies="{2 * GATE_AFTER}"' in sections["live"]
+            update = app.state.feed._render(("tournament", 1))
+            assert set(update) == {"summary", "standings", "live", "recent"}
+            for name, event in update.items():
+                assert event.startswith("event: section\ndata: ") and event.endswith("\n\n")
+                assert json.loads(event.split("data: ", 1)[1])["id"] == name
+            assert f'data-plies="{2 * GATE_AFTER}"' in json.loads(update["live"].split("data: ", 1)[1])["html"]
             gate.touch()
             assert proc.wait(timeout=PROCESS_TIMEOUT) == 0
             finished = client.get("/tournament/1/live/r1-p1-g1", follow_redirects=False)
             stored = [g for g in get_json(client, "/api/tournament/1")["games"] if g["key"] == "r1-p1-g1"]
             assert finished.status_code == 303 and finished.headers["location"] == f"/game/{stored[0]['id']}"
-            assert json.loads(app.state.feed._render(("game", 1, "r1-p1-g1")).split("data: ", 1)[1]) == {
-                "url": f"/game/{stored[0]['id']}"}
+            (finished,) = app.state.feed._render(("game", 1, "r1-p1-g1")).values()
+            assert finished.startswith("event: finished\n")
+            assert json.loads(finished.split("data: ", 1)[1]) == {"url": f"/game/{stored[0]['id']}"}
             assert get_json(client, "/api/tournament/1")["live"] == []
             assert client.get("/api/tournament/1/live/r9-p9-g9").status_code == 404
         app.state.reader.close()
@@ -468,13 +470,12 @@ def test_a_killed_run(tmp_path):
 
 async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path):
     """specs/web.md §Live updates: a game stored by another connection
-    reaches a reading viewer; a viewer that reads nothing holds one update
-    (the newest), and handing updates to it never waits."""
+    reaches a reading viewer; a viewer that reads nothing holds one event
+    per section (the newest), and handing updates to it never waits."""
     from contextlib import aclosing
 
     import trio
 
-    from arbiter.web import feed as feeds
 
     copy = tmp_path / "copy.db"
     copy.write_bytes(db.read_bytes())
@@ -488,12 +489,15 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
 
         async def read() -> None:
             async with aclosing(feed.watch(("tournament", 1))) as events:
-                async for event in events:
-                    sections = json.loads(event.split("data: ", 1)[1])["sections"]
-                    done = int(re.search(r'<span class="done">(\d+)</span>', sections["summary"])[1])
-                    await send.send(done)
-                    if done == MATCH_GAMES + 2:
-                        return
+                async for text in events:
+                    for event in text.split("\n\n")[:-1]:
+                        section = json.loads(event.split("data: ", 1)[1])
+                        if section["id"] != "summary":
+                            continue
+                        done = int(re.search(r'<span class="done">(\d+)</span>', section["html"])[1])
+                        await send.send(done)
+                        if done == MATCH_GAMES + 2:
+                            return
         async with trio.open_nursery() as readers:  # ends once the reader has returned
             readers.start_soon(read)
             seen = [await receive.receive()]
@@ -505,10 +509,13 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
                         pair=99 + n, opening={}, record=row["record"]))
                     while seen[-1] != MATCH_GAMES + n:
                         seen.append(await receive.receive())
-        # each stored game seen, in order (an update may repeat: the heartbeat)
-        assert sorted(set(seen)) == [MATCH_GAMES, MATCH_GAMES + 1, MATCH_GAMES + 2] and seen == sorted(seen)
+        # each stored game seen once, in order: only a section that changed is sent again
+        assert seen == [MATCH_GAMES, MATCH_GAMES + 1, MATCH_GAMES + 2]
         (waiting,) = feed.topics[("tournament", 1)]  # the reading viewer has gone
-        assert len(waiting.buffer) == feeds.VIEWER_BUFFER and waiting.dropped >= 1
+        # one pending event per section that changed, the newest: the older ones dropped
+        assert set(waiting.pending) == {"summary", "standings", "recent"} and waiting.dropped >= 3
+        summary = json.loads(waiting.pending["summary"].split("data: ", 1)[1])["html"]
+        assert f'<span class="done">{MATCH_GAMES + 2}</span>' in summary
         await slow.aclose()
         assert ("tournament", 1) not in feed.topics  # a gone viewer leaves nothing behind
         nursery.cancel_scope.cancel()

@@ -149,21 +149,20 @@ class _Pages:
         return self.page("live_game.html", api, data)
 
     def sections(self, prefix: str, names: tuple[str, ...], data: dict[str, Any]) -> dict[str, str]:
-        """The HTML of each live section of a page (``_{prefix}_{name}.html``)."""
-        return {name: self.env.get_template(f"_{prefix}_{name}.html").render(**data) for name in names}
+        """Each live section of a page (``_{prefix}_{name}.html``) as its own
+        event: ``section`` with ``{"id": name, "html": ...}``."""
+        return {name: event_text("section", {"id": name, "html": self.env.get_template(
+            f"_{prefix}_{name}.html").render(**data)}) for name in names}
 
-    def render(self, topic: Hashable) -> str | None:
-        """One update of ``topic`` as a server-sent event (in a worker thread)."""
+    def render(self, topic: Hashable) -> dict[str, str] | None:
+        """One update of ``topic``: its sections' events (in a worker thread)."""
         assert isinstance(topic, tuple)
         try:
             if topic[0] == "tournament":
-                data = self.reader.tournament(topic[1])
-                return event_text("update", {"sections": self.sections(
-                    "tournament", TOURNAMENT_SECTIONS, data)})
-            data = self.reader.live_game(topic[1], topic[2])
-            return event_text("update", {"sections": self.sections("game", GAME_SECTIONS, data)})
+                return self.sections("tournament", TOURNAMENT_SECTIONS, self.reader.tournament(topic[1]))
+            return self.sections("game", GAME_SECTIONS, self.reader.live_game(topic[1], topic[2]))
         except Finished as done:
-            return event_text("finished", {"url": f"/game/{done.game_id}"})
+            return {"finished": event_text("finished", {"url": f"/game/{done.game_id}"})}
         except NotFound:
             return None
 

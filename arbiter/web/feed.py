@@ -10,17 +10,20 @@ timing a server's engines).  When something was, or every
 *topic* that has viewers (a tournament page, a game in progress) ONCE, in a
 worker thread, and hands the text to each of the topic's viewers.
 
-A viewer (:class:`Viewer`, one per open event stream) holds at most
-:data:`VIEWER_BUFFER` updates: every update is the whole state of its
-sections, so a viewer that is slow to read loses only updates it would
-have overwritten.  Handing an update over never waits: a slow or gone
-viewer slows nobody, not the feed, not another viewer, not a run.
+An update is a set of *sections* (the parts of a page that change, each an
+event of its own, encoded once for all viewers); only the sections that
+changed since the topic's last update are handed over (between two stored
+games, a tournament page's standings do not move, its games in progress
+do).  A viewer (:class:`Viewer`, one per open event stream) holds at most
+one pending event per section: a newer one replaces it, so a viewer that
+is slow to read loses only states it would have overwritten, and still
+gets every section's newest.  Handing an update over never waits: a slow
+or gone viewer slows nobody, not the feed, not another viewer, not a run.
 """
 
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import AsyncGenerator, Callable, Hashable
 from typing import Any
 
@@ -36,38 +39,45 @@ POLL_INTERVAL = 0.25
 #: the event stream's keep-alive
 HEARTBEAT = 5.0
 
-#: updates one viewer holds: each is the full state, so only the newest
-#: matters; the older is dropped when a viewer does not keep up
+#: pending events one viewer holds per section: each is that section's
+#: whole state, so only the newest matters; the older is dropped when a
+#: viewer does not keep up (the buffer is bounded by the page's sections)
 VIEWER_BUFFER = 1
 
 #: viewers at once, over all topics: each holds a connection and a buffer;
 #: past it a new event stream is refused (503) rather than memory grown
 MAX_VIEWERS = 1000
 
-Render = Callable[[Hashable], "str | None"]
+#: an update: each section's event text by the section's name
+Update = dict[str, str]
+Render = Callable[[Hashable], "Update | None"]
 
 
 class Viewer:
-    """One open event stream: a bounded buffer and a wake-up."""
+    """One open event stream: its pending events (one per section) and a wake-up."""
 
     def __init__(self) -> None:
-        self.buffer: deque[str] = deque(maxlen=VIEWER_BUFFER)
+        self.pending: Update = {}
         self._wake = anyio.Event()
         self.dropped = 0
 
-    def put(self, event: str) -> None:
-        """Hand over an update; never waits (the oldest is dropped when full)."""
-        if len(self.buffer) == self.buffer.maxlen:
-            self.dropped += 1
-        self.buffer.append(event)
-        self._wake.set()
+    def put(self, update: Update) -> None:
+        """Hand over an update; never waits (a section's older pending event is dropped)."""
+        for name, event in update.items():
+            if name in self.pending:
+                self.dropped += 1
+            self.pending[name] = event
+        if update:
+            self._wake.set()
 
     async def next(self) -> str:
-        """The next update, waiting for one."""
-        while not self.buffer:
+        """The pending events, as one piece of the stream, waiting for some."""
+        while not self.pending:
             await self._wake.wait()
             self._wake = anyio.Event()
-        return self.buffer.popleft()
+        text = "".join(self.pending.values())
+        self.pending = {}
+        return text
 
 
 class Feed:
@@ -81,8 +91,8 @@ class Feed:
         self._version = version
         self._render = render
         self.topics: dict[Hashable, set[Viewer]] = {}
-        #: the last update of each topic with viewers (a new viewer starts with it)
-        self._last: dict[Hashable, str] = {}
+        #: the last full update of each topic with viewers (a new viewer starts with it)
+        self._last: dict[Hashable, Update] = {}
         self.renders = 0  # topics rendered (for the benchmark)
 
     @property
@@ -105,14 +115,16 @@ class Feed:
 
     async def _publish(self) -> None:
         for topic in list(self.topics):
-            event = await anyio.to_thread.run_sync(self._render, topic)
+            update = await anyio.to_thread.run_sync(self._render, topic)
             self.renders += 1
             viewers = self.topics.get(topic)
-            if event is None or not viewers:
+            if update is None or not viewers:
                 continue
-            self._last[topic] = event
+            last = self._last.get(topic, {})
+            changed = {name: event for name, event in update.items() if last.get(name) != event}
+            self._last[topic] = update
             for viewer in viewers:
-                viewer.put(event)
+                viewer.put(changed)
 
     def full(self) -> bool:
         return self.viewers >= MAX_VIEWERS
@@ -123,6 +135,8 @@ class Feed:
         first = self._last.get(topic)
         if first is None:
             first = await anyio.to_thread.run_sync(self._render, topic)
+            if first is not None:
+                self._last.setdefault(topic, first)
         self.topics.setdefault(topic, set()).add(viewer)
         try:
             if first is not None:

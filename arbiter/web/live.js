@@ -4,16 +4,15 @@
 "use strict";
 
 // A page with data-live on <body> listens to its event stream: each
-// "update" carries the HTML of the page's live sections, rendered and
-// escaped by the server's templates; "finished" names the stored game.
+// "section" carries the HTML of one live part of the page (its id),
+// rendered and escaped by the server's templates; "finished" names the
+// stored game.
 function listen(url) {
   const source = new EventSource(url);
-  source.addEventListener("update", (event) => {
-    const sections = JSON.parse(event.data).sections;
-    for (const id of Object.keys(sections)) {
-      const element = document.getElementById(id);
-      if (element) element.innerHTML = sections[id];
-    }
+  source.addEventListener("section", (event) => {
+    const section = JSON.parse(event.data);
+    const element = document.getElementById(section.id);
+    if (element) element.innerHTML = section.html;
   });
   source.addEventListener("finished", (event) => {
     source.close();

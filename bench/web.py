@@ -1,0 +1,238 @@
+"""The web view under load (``specs/web.md``; figures in bench/README.md §The web view).
+
+Two parts:
+
+1. **A big tournament's page.** A database of ``--games`` (10,000) games of
+   one SPRT match (two real games from a real match, then stored again
+   with other results and keys); the tournament page and its JSON, the
+   first request (nothing remembered: the standings and the LLR counted
+   from every row) and the following ones, wall and CPU time of this
+   process, through the real application (Starlette's TestClient).  Goal:
+   at most 200 ms.
+2. **Live viewers and the clocks.** Real tournaments as ``bench/load.py``
+   plays them (mcts against mcts, tc ``1+0.01``, concurrency 4), run
+   alternately: without viewers; with the web view served in the SAME trio
+   run as the tournament (``arbiter serve --http``'s case, the worst: the
+   view's tasks share the event loop that times the engines) and
+   ``--viewers`` (100) event streams of the tournament page open from
+   another process; and with the live rows not written at all.  The clock
+   error per move (measured minus engine-reported, p50 / p99: load.py's
+   figure), time forfeits, the updates the viewers received.
+
+Run: ``python3 bench/web.py [--games 10000] [--viewers 100] [--load-games 32]
+[--repeat 1] [--skip-page] [--skip-viewers]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+import trio  # noqa: E402
+
+#: the SPRT of the big match: never decided by 10,000 random results
+SPRT = "elo0=0 elo1=5"
+
+
+# --------------------------------------------------------------------------
+# 1. A big tournament's page
+# --------------------------------------------------------------------------
+
+
+def big_database(path: str, games: int) -> None:
+    """A real 2-game SPRT match, then its first game stored again up to ``games``."""
+    from cli import invoke
+
+    from arbiter.store import Store
+
+    py = sys.executable
+    run = invoke("match", "troll", f"cmd={py} arg=-m arg=sample_engines.greedy name=greedy",
+                 f"cmd={py} arg=-m arg=sample_engines.random name=random", "--games", 2,
+                 "--db", path, "--plain", "--sprt", SPRT)
+    assert run.returncode == 0, run.stderr
+    rng = random.Random(1)
+    with Store(path) as store:
+        record = store.games(1)[0]["record"]
+        with store.transaction():
+            for i in range(games - 2):
+                copy = dict(record, result=rng.choice(["1-0", "0-1", "1/2-1/2"]))
+                store.save_game(1, key=f"x{i}", seq=2 + i, round=1, pairing=1, index=3 + i,
+                                pair=2 + i // 2, opening={}, record=copy)
+
+
+def timed(client, url: str) -> tuple[float, float, int]:
+    """(wall ms, CPU ms, bytes) of one GET."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.text[:200])
+    return (1000 * (time.perf_counter() - wall), 1000 * (time.process_time() - cpu),
+            len(response.content))
+
+
+def page(args, directory: str) -> None:
+    from starlette.testclient import TestClient
+
+    from arbiter.web import create_app
+
+    path = os.path.join(directory, "big.db")
+    started = time.perf_counter()
+    big_database(path, args.games)
+    print(f"a big tournament's page: {args.games} games (built in {time.perf_counter() - started:.0f} s)")
+    for url in ("/tournament/1", "/api/tournament/1"):
+        app = create_app(path)  # a fresh view: nothing remembered
+        with TestClient(app) as client:
+            first = timed(client, url)
+            again = [timed(client, url) for _ in range(5)]
+        app.state.reader.close()
+        print(f"  {url:<20} first {first[0]:6.0f} ms wall, {first[1]:5.0f} ms CPU ({first[2] // 1024} KiB); "
+              f"then median {statistics.median(a[0] for a in again):5.1f} ms wall, "
+              f"{statistics.median(a[1] for a in again):5.1f} ms CPU")
+
+
+# --------------------------------------------------------------------------
+# 2. Live viewers and the clocks
+# --------------------------------------------------------------------------
+
+
+def viewers_client(url: str, count: int) -> None:
+    """(A child process.) ``count`` event streams of ``url`` read until
+    SIGTERM; then the number of updates received, as JSON on stdout."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    received = [0] * count
+    stop = threading.Event()
+
+    def viewer(i: int) -> None:
+        try:
+            connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+            connection.request("GET", parts.path)
+            response = connection.getresponse()
+            for line in response:
+                if line.startswith(b"event: section"):
+                    received[i] += 1
+        except OSError:
+            pass
+    for i in range(count):
+        threading.Thread(target=viewer, args=(i,), daemon=True).start()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop.wait()
+    print(json.dumps({"updates": sum(received), "viewers": sum(1 for r in received if r)}), flush=True)
+
+
+def _with_view(directory: str, viewers: int, seen: dict[str, Any]):
+    """The web view of the run's database served in this trio run, and a
+    process of ``viewers`` event streams of its tournament page."""
+    async def extra() -> None:
+        from arbiter.web import create_app
+        from arbiter.web.serve import serve_view
+
+        (db,) = glob.glob(os.path.join(directory, "*.db"))
+        view = create_app(db)
+        try:
+            async with trio.open_nursery() as nursery:
+                (url,) = await nursery.start(serve_view, view, "127.0.0.1", 0)
+                child = await trio.lowlevel.open_process(
+                    [sys.executable, __file__, "--viewers-client", f"{url}/events/tournament/1",
+                     "--viewers", str(viewers)], stdout=subprocess.PIPE)
+                try:
+                    await trio.sleep_forever()
+                finally:
+                    with trio.CancelScope(shield=True):
+                        child.send_signal(signal.SIGTERM)
+                        assert child.stdout is not None
+                        out = b""
+                        async for chunk in child.stdout:
+                            out += chunk
+                        await child.wait()
+                        seen.update(json.loads(out or b"{}"))
+                        seen["renders"] = view.state.feed.renders
+        finally:
+            view.state.reader.close()
+    return extra
+
+
+def one_run(args, mode: str) -> dict[str, Any]:
+    from load import _tournament_config, percentile, run_tournament
+
+    from arbiter import live
+    from arbiter.engine import EngineConfig
+
+    engines = [EngineConfig(cmd=f"{sys.executable} -m sample_engines.mcts", name=f"mcts{i}",
+                            options={"Seed": str(i + 1)}) for i in range(2)]
+    config = _tournament_config(game="troll", engines=engines, games=args.load_games, tc=args.tc,
+                                random_plies=2, seed=1, concurrency=4, name="bench web")
+    seen: dict[str, Any] = {}
+    written = live.LiveGames.keep_written
+    with tempfile.TemporaryDirectory(prefix="bench-web-") as directory:
+        extra = _with_view(directory, args.viewers, seen) if mode == "viewers" else None
+        if mode == "no live rows":
+            async def nothing(self, interval: float = 0) -> None:
+                await trio.sleep_forever()
+            live.LiveGames.keep_written = nothing  # type: ignore[method-assign]  # this run only
+        try:
+            seconds, _, rows, _ = run_tournament(config, directory, main_extra=extra)
+        finally:
+            live.LiveGames.keep_written = written  # type: ignore[method-assign]
+    errors = [m["time_ms"] - m["engine_time_ms"] for r in rows for m in r["move_data"]
+              if m.get("engine_time_ms") is not None]
+    return {"mode": mode, "games": len(rows), "seconds": seconds,
+            "forfeits": sum(1 for r in rows if r["termination"] == "time-forfeit"),
+            "p50": statistics.median(errors), "p99": percentile(errors, 0.99), "moves": len(errors),
+            **seen}
+
+
+def viewers(args) -> None:
+    print(f"live viewers: troll, mcts vs mcts, {args.load_games} games, tc {args.tc}, concurrency 4, "
+          f"{os.cpu_count()} cores; {args.viewers} viewers of the tournament page, the view in the "
+          "run's own trio loop")
+    for _ in range(args.repeat):
+        for mode in ("no viewers", "viewers", "no live rows"):
+            r = one_run(args, mode)
+            extra = (f"; {r.get('viewers', 0)} viewers got {r.get('updates', 0)} section updates "
+                     f"({r.get('renders', 0)} renders)") if mode == "viewers" else ""
+            print(f"  {mode:<13} clock error p50 {r['p50']:5.1f} ms, p99 {r['p99']:6.1f} ms over "
+                  f"{r['moves']} moves; forfeits {r['forfeits']} of {r['games']}; "
+                  f"{r['seconds']:.0f} s{extra}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=10_000)
+    parser.add_argument("--viewers", type=int, default=100)
+    parser.add_argument("--load-games", type=int, default=32)
+    parser.add_argument("--tc", default="1+0.01")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--skip-page", action="store_true")
+    parser.add_argument("--skip-viewers", action="store_true")
+    parser.add_argument("--viewers-client", metavar="URL", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.viewers_client:
+        viewers_client(args.viewers_client, args.viewers)
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-web-") as directory:
+        if not args.skip_page:
+            page(args, directory)
+    if not args.skip_viewers:
+        viewers(args)
+
+
+if __name__ == "__main__":
+    main()
