@@ -11,11 +11,13 @@ Two parts:
    at most 200 ms.
 2. **Live viewers and the clocks.** Real tournaments as ``bench/load.py``
    plays them (mcts against mcts, tc ``1+0.01``, concurrency 4), run
-   alternately: without viewers; with the web view served in the SAME trio
-   run as the tournament (``arbiter serve --http``'s case, the worst: the
-   view's tasks share the event loop that times the engines) and
-   ``--viewers`` (100) event streams of the tournament page open from
-   another process; and with the live rows not written at all.  The clock
+   alternately: without viewers; with ``--viewers`` (100) event streams of
+   the tournament page open from another process, the web view served in
+   the SAME trio run as the tournament (``arbiter serve --http``'s case, the
+   worst: the view's tasks and its rendering threads share the process and
+   its event loop with the engines' timing) or by an ``arbiter web`` process
+   (the usual case: ``arbiter tournament`` and ``arbiter web`` side by
+   side); and with the live rows not written at all.  The clock
    error per move (measured minus engine-reported, p50 / p99: load.py's
    figure), time forfeits, the updates the viewers received.
 
@@ -137,33 +139,59 @@ def viewers_client(url: str, count: int) -> None:
     print(json.dumps({"updates": sum(received), "viewers": sum(1 for r in received if r)}), flush=True)
 
 
-def _with_view(directory: str, viewers: int, seen: dict[str, Any]):
-    """The web view of the run's database served in this trio run, and a
-    process of ``viewers`` event streams of its tournament page."""
+async def _viewers(url: str, viewers: int, seen: dict[str, Any]) -> None:
+    """A process of ``viewers`` event streams of ``url`` until cancelled."""
+    child = await trio.lowlevel.open_process(
+        [sys.executable, __file__, "--viewers-client", url, "--viewers", str(viewers)],
+        stdout=subprocess.PIPE)
+    try:
+        await trio.sleep_forever()
+    finally:
+        with trio.CancelScope(shield=True):
+            child.send_signal(signal.SIGTERM)
+            assert child.stdout is not None
+            out = b""
+            async for chunk in child.stdout:
+                out += chunk
+            await child.wait()
+            seen.update(json.loads(out or b"{}"))
+
+
+def _with_view(directory: str, viewers: int, seen: dict[str, Any], in_loop: bool):
+    """The web view of the run's database, served in this trio run
+    (``in_loop``) or by an ``arbiter web`` process, and ``viewers`` event
+    streams of its tournament page from another process."""
     async def extra() -> None:
+        (db,) = glob.glob(os.path.join(directory, "*.db"))
+        if not in_loop:
+            web = await trio.lowlevel.open_process(
+                [sys.executable, "-m", "arbiter", "web", "--db", db, "--http", "127.0.0.1:0"],
+                stdout=subprocess.PIPE)
+            try:
+                assert web.stdout is not None
+                line = b""
+                while not line.endswith(b"\n"):
+                    chunk = await web.stdout.receive_some()
+                    assert chunk, "arbiter web ended"
+                    line += chunk
+                url = line.decode().split(" at ")[1].strip().rstrip("/")
+                await _viewers(f"{url}/events/tournament/1", viewers, seen)
+            finally:
+                web.kill()
+                with trio.CancelScope(shield=True):
+                    await web.wait()
+            return
         from arbiter.web import create_app
         from arbiter.web.serve import serve_view
 
-        (db,) = glob.glob(os.path.join(directory, "*.db"))
         view = create_app(db)
         try:
             async with trio.open_nursery() as nursery:
                 (url,) = await nursery.start(serve_view, view, "127.0.0.1", 0)
-                child = await trio.lowlevel.open_process(
-                    [sys.executable, __file__, "--viewers-client", f"{url}/events/tournament/1",
-                     "--viewers", str(viewers)], stdout=subprocess.PIPE)
                 try:
-                    await trio.sleep_forever()
+                    await _viewers(f"{url}/events/tournament/1", viewers, seen)
                 finally:
-                    with trio.CancelScope(shield=True):
-                        child.send_signal(signal.SIGTERM)
-                        assert child.stdout is not None
-                        out = b""
-                        async for chunk in child.stdout:
-                            out += chunk
-                        await child.wait()
-                        seen.update(json.loads(out or b"{}"))
-                        seen["renders"] = view.state.feed.renders
+                    seen["renders"] = view.state.feed.renders
         finally:
             view.state.reader.close()
     return extra
@@ -182,7 +210,8 @@ def one_run(args, mode: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     written = live.LiveGames.keep_written
     with tempfile.TemporaryDirectory(prefix="bench-web-") as directory:
-        extra = _with_view(directory, args.viewers, seen) if mode == "viewers" else None
+        extra = (_with_view(directory, args.viewers, seen, in_loop=mode == "viewers, same loop")
+                 if mode.startswith("viewers") else None)
         if mode == "no live rows":
             async def nothing(self, interval: float = 0) -> None:
                 await trio.sleep_forever()
@@ -201,14 +230,14 @@ def one_run(args, mode: str) -> dict[str, Any]:
 
 def viewers(args) -> None:
     print(f"live viewers: troll, mcts vs mcts, {args.load_games} games, tc {args.tc}, concurrency 4, "
-          f"{os.cpu_count()} cores; {args.viewers} viewers of the tournament page, the view in the "
-          "run's own trio loop")
+          f"{os.cpu_count()} cores; {args.viewers} viewers of the tournament page")
     for _ in range(args.repeat):
-        for mode in ("no viewers", "viewers", "no live rows"):
+        for mode in ("no viewers", "viewers, same loop", "viewers, web process", "no live rows"):
             r = one_run(args, mode)
-            extra = (f"; {r.get('viewers', 0)} viewers got {r.get('updates', 0)} section updates "
-                     f"({r.get('renders', 0)} renders)") if mode == "viewers" else ""
-            print(f"  {mode:<13} clock error p50 {r['p50']:5.1f} ms, p99 {r['p99']:6.1f} ms over "
+            extra = (f"; {r.get('viewers', 0)} viewers got {r.get('updates', 0)} section updates"
+                     + (f" ({r['renders']} renders)" if "renders" in r else "")
+                     ) if mode.startswith("viewers") else ""
+            print(f"  {mode:<20} clock error p50 {r['p50']:5.1f} ms, p99 {r['p99']:6.1f} ms over "
                   f"{r['moves']} moves; forfeits {r['forfeits']} of {r['games']}; "
                   f"{r['seconds']:.0f} s{extra}", flush=True)
 

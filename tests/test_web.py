@@ -158,7 +158,11 @@ def test_game_at_every_ply(client, db):
         assert step["steps"] == {"first": 0, "previous": max(ply - 1, 0),
                                  "next": min(ply + 1, total), "last": total}
         assert f"ply {ply} of {total}" in step["svg"]
+    # the chart: a line per side for the time, one per side that reported scores
+    scored = {m["color"] for m in played if m["score"]}
+    assert end["chart"].startswith("<svg") and end["chart"].count("<polyline") == 2 + len(scored)
     page = get_page(client, f"/game/{game_id}?ply=1")
+    assert end["chart"] in page
     for label, ply in (("first", 0), ("previous", 0), ("next", 2), ("last", total)):
         assert f'<a href="/game/{game_id}?ply={ply}">{label}</a>' in page
     assert "<svg" in page and f'href="/game/{game_id}.pgn"' in page
@@ -280,6 +284,9 @@ def test_an_sprt_stop_and_illegal_moves(tmp_path):
         assert terminations["illegal-move"] >= 1 and sum(terminations.values()) == done
         page = get_page(client, "/tournament/1")
         assert f"LLR {sprt['llr']} in [{sprt['lower']}, {sprt['upper']}], {sprt['decision']}" in page
+        # the chart's last point is the standings' own LLR, after every game
+        assert shown["sprt_llr"][0] == [0, 0.0] and shown["sprt_llr"][-1] == [done, sprt["llr"]]
+        assert shown["sprt_chart"].startswith("<svg") and shown["sprt_chart"] in page
         (illegal, *_) = [g for g in shown["games"] if g["termination"] == "illegal-move"]
         game = get_json(client, f"/api/game/{illegal['id']}")
         assert game["game"]["termination"] == "illegal-move" and "illegal move" in game["game"]["detail"]
@@ -362,7 +369,7 @@ def start_gated_run(tmp_path: Path, gate: Path):
     enough for any wait), with the database path."""
     db = tmp_path / "live.db"
     gated = f"cmd='{PYTHON} {GATE}' name=gated env.GATE={gate} env.GATE_AFTER={GATE_AFTER}"
-    proc = start("match", "troll", gated, GREEDY, "--games", 2, "-c", 1, "--tc", "1000+0",
+    proc = start("match", "troll", gated, XSS_ENGINE, "--games", 2, "-c", 1, "--tc", "1000+0",
                  "--db", db, "--plain")
     return proc, db
 
@@ -401,7 +408,7 @@ def test_a_game_in_progress_then_finished(tmp_path):
             assert shown["tournament"]["status"] == "running" and shown["tournament"]["done"] == 0
             (live,) = shown["live"]
             assert (live["key"], live["white"], live["black"], live["plies"]) == (
-                "r1-p1-g1", "gated", "greedy", 2 * GATE_AFTER)
+                "r1-p1-g1", "gated", SCRIPT, 2 * GATE_AFTER)
             assert live["last_move"] and all(live["clock_ms"][side] > 0 for side in ("white", "black"))
             assert f"ply {2 * GATE_AFTER}" in live["svg"]
             page = get_page(client, "/tournament/1")
@@ -412,13 +419,16 @@ def test_a_game_in_progress_then_finished(tmp_path):
             assert game["moves"][-1]["move"] == live["last_move"] and "<svg" in game["chart"]
             page = get_page(client, "/tournament/1/live/r1-p1-g1")
             assert 'data-live="/events/tournament/1/live/r1-p1-g1"' in page
+            assert SCRIPT not in page and html.escape(SCRIPT) in page
             # one update of the page, as the feed sends it: its sections, escaped
             update = app.state.feed._render(("tournament", 1))
             assert set(update) == {"summary", "standings", "live", "recent"}
             for name, event in update.items():
                 assert event.startswith("event: section\ndata: ") and event.endswith("\n\n")
                 assert json.loads(event.split("data: ", 1)[1])["id"] == name
-            assert f'data-plies="{2 * GATE_AFTER}"' in json.loads(update["live"].split("data: ", 1)[1])["html"]
+            live_html = json.loads(update["live"].split("data: ", 1)[1])["html"]
+            assert f'data-plies="{2 * GATE_AFTER}"' in live_html
+            assert SCRIPT not in live_html and html.escape(SCRIPT) in live_html  # escaped as the page is
             gate.touch()
             assert proc.wait(timeout=PROCESS_TIMEOUT) == 0
             finished = client.get("/tournament/1/live/r1-p1-g1", follow_redirects=False)
