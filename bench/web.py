@@ -28,7 +28,6 @@ Run: ``python3 bench/web.py [--games 10000] [--viewers 100] [--load-games 32]
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import os
 import random
@@ -39,6 +38,7 @@ import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from typing import Any
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -121,6 +121,7 @@ def viewers_client(url: str, count: int) -> None:
     parts = urlsplit(url)
     received = [0] * count
     stop = threading.Event()
+    ready = threading.Semaphore(0)
 
     def viewer(i: int) -> None:
         try:
@@ -130,21 +131,40 @@ def viewers_client(url: str, count: int) -> None:
             for line in response:
                 if line.startswith(b"event: section"):
                     received[i] += 1
+                    if received[i] == 1:
+                        ready.release()
         except OSError:
             pass
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     for i in range(count):
         threading.Thread(target=viewer, args=(i,), daemon=True).start()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    for _ in range(count):
+        ready.acquire()
+    print("ready", flush=True)  # every viewer has the page's state: the run may start
     stop.wait()
     print(json.dumps({"updates": sum(received), "viewers": sum(1 for r in received if r)}), flush=True)
 
 
-async def _viewers(url: str, viewers: int, seen: dict[str, Any]) -> None:
-    """A process of ``viewers`` event streams of ``url`` until cancelled."""
+async def _line(stream: Any) -> bytes:
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = await stream.receive_some(1)
+        assert chunk, "the process ended"
+        line += chunk
+    return line
+
+
+async def _viewers(url: str, viewers: int, seen: dict[str, Any], *,
+                   task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """A process of ``viewers`` event streams of ``url`` until cancelled;
+    started once every stream has had its first event."""
     child = await trio.lowlevel.open_process(
         [sys.executable, __file__, "--viewers-client", url, "--viewers", str(viewers)],
         stdout=subprocess.PIPE)
     try:
+        assert child.stdout is not None
+        assert await _line(child.stdout) == b"ready\n"
+        task_status.started()
         await trio.sleep_forever()
     finally:
         with trio.CancelScope(shield=True):
@@ -157,48 +177,72 @@ async def _viewers(url: str, viewers: int, seen: dict[str, Any]) -> None:
             seen.update(json.loads(out or b"{}"))
 
 
-def _with_view(directory: str, viewers: int, seen: dict[str, Any], in_loop: bool):
-    """The web view of the run's database, served in this trio run
-    (``in_loop``) or by an ``arbiter web`` process, and ``viewers`` event
-    streams of its tournament page from another process."""
-    async def extra() -> None:
-        (db,) = glob.glob(os.path.join(directory, "*.db"))
-        if not in_loop:
-            web = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "arbiter", "web", "--db", db, "--http", "127.0.0.1:0"],
-                stdout=subprocess.PIPE)
-            try:
-                assert web.stdout is not None
-                line = b""
-                while not line.endswith(b"\n"):
-                    chunk = await web.stdout.receive_some()
-                    assert chunk, "arbiter web ended"
-                    line += chunk
-                url = line.decode().split(" at ")[1].strip().rstrip("/")
-                await _viewers(f"{url}/events/tournament/1", viewers, seen)
-            finally:
-                web.kill()
-                with trio.CancelScope(shield=True):
-                    await web.wait()
-            return
-        from arbiter.web import create_app
-        from arbiter.web.serve import serve_view
-
-        view = create_app(db)
+async def _with_view(db: str, viewers: int, seen: dict[str, Any], in_loop: bool, *,
+                     task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """The web view of ``db``, served in this trio run (``in_loop``) or by an
+    ``arbiter web`` process, and ``viewers`` event streams of its tournament
+    page from another process; started once every viewer is attached."""
+    if not in_loop:
+        web = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "arbiter", "web", "--db", db, "--http", "127.0.0.1:0"],
+            stdout=subprocess.PIPE)
         try:
+            assert web.stdout is not None
+            url = (await _line(web.stdout)).decode().split(" at ")[1].strip().rstrip("/")
             async with trio.open_nursery() as nursery:
-                (url,) = await nursery.start(serve_view, view, "127.0.0.1", 0)
-                try:
-                    await _viewers(f"{url}/events/tournament/1", viewers, seen)
-                finally:
-                    seen["renders"] = view.state.feed.renders
+                await nursery.start(partial(_viewers, f"{url}/events/tournament/1", viewers, seen))
+                task_status.started()
         finally:
-            view.state.reader.close()
-    return extra
+            web.kill()
+            with trio.CancelScope(shield=True):
+                await web.wait()
+        return
+    from arbiter.web import create_app
+    from arbiter.web.serve import serve_view
+
+    view = create_app(db)
+    try:
+        async with trio.open_nursery() as nursery:
+            (url,) = await nursery.start(serve_view, view, "127.0.0.1", 0)
+            try:
+                await nursery.start(partial(_viewers, f"{url}/events/tournament/1", viewers, seen))
+                task_status.started()
+                await trio.sleep_forever()
+            finally:
+                seen["renders"] = view.state.feed.renders
+    finally:
+        view.state.reader.close()
+
+
+def run_tournament(config: Any, directory: str, mode: str, viewers: int, seen: dict[str, Any]
+                   ) -> tuple[float, list[dict[str, Any]]]:
+    """``bench/load.py``'s run, with the viewers attached before the first game."""
+    from arbiter.store import Store
+    from arbiter.tournament import Tournament, open_tournament
+
+    path = os.path.join(directory, "load.db")
+    with Store(path) as store:
+        tournament_id, _ = open_tournament(store, config)
+        tournament = Tournament(config, store, tournament_id)
+
+        async def main() -> float:
+            async with trio.open_nursery() as nursery:
+                if mode.startswith("viewers"):
+                    await nursery.start(partial(_with_view, path, viewers, seen,
+                                                mode == "viewers, same loop"))
+                started = time.perf_counter()
+                result = await tournament.run()
+                nursery.cancel_scope.cancel()
+            if result.status != "finished":
+                raise SystemExit(f"bench tournament ended {result.status}: {result.note}")
+            return time.perf_counter() - started
+
+        seconds = trio.run(main)
+        return seconds, store.games(tournament_id)
 
 
 def one_run(args, mode: str) -> dict[str, Any]:
-    from load import _tournament_config, percentile, run_tournament
+    from load import _tournament_config, percentile
 
     from arbiter import live
     from arbiter.engine import EngineConfig
@@ -210,14 +254,12 @@ def one_run(args, mode: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     written = live.LiveGames.keep_written
     with tempfile.TemporaryDirectory(prefix="bench-web-") as directory:
-        extra = (_with_view(directory, args.viewers, seen, in_loop=mode == "viewers, same loop")
-                 if mode.startswith("viewers") else None)
         if mode == "no live rows":
             async def nothing(self, interval: float = 0) -> None:
                 await trio.sleep_forever()
             live.LiveGames.keep_written = nothing  # type: ignore[method-assign]  # this run only
         try:
-            seconds, _, rows, _ = run_tournament(config, directory, main_extra=extra)
+            seconds, rows = run_tournament(config, directory, mode, args.viewers, seen)
         finally:
             live.LiveGames.keep_written = written  # type: ignore[method-assign]
     errors = [m["time_ms"] - m["engine_time_ms"] for r in rows for m in r["move_data"]

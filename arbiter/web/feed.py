@@ -44,6 +44,11 @@ HEARTBEAT = 5.0
 #: viewer does not keep up (the buffer is bounded by the page's sections)
 VIEWER_BUFFER = 1
 
+#: seconds between two sends to one viewer at least: what changed meanwhile
+#: waits in its buffer (newest per section), so a page of four fast games
+#: costs each viewer at most two sends a second however fast the plies come
+VIEWER_INTERVAL = 0.5
+
 #: viewers at once, over all topics: each holds a connection and a buffer;
 #: past it a new event stream is refused (503) rather than memory grown
 MAX_VIEWERS = 1000
@@ -143,6 +148,7 @@ class Feed:
                 viewer.put(first)
             while True:
                 yield await viewer.next()
+                await anyio.sleep(VIEWER_INTERVAL)
         finally:
             viewers = self.topics.get(topic)
             if viewers is not None:
@@ -160,4 +166,5 @@ def event_text(name: str, data: Any) -> str:
     return f"event: {name}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
-__all__ = ["HEARTBEAT", "MAX_VIEWERS", "POLL_INTERVAL", "VIEWER_BUFFER", "Feed", "Viewer", "event_text"]
+__all__ = ["HEARTBEAT", "MAX_VIEWERS", "POLL_INTERVAL", "VIEWER_BUFFER", "VIEWER_INTERVAL", "Feed",
+           "Viewer", "event_text"]
