@@ -44,7 +44,6 @@ from typing import Any
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 import trio  # noqa: E402
 
@@ -59,15 +58,17 @@ SPRT = "elo0=0 elo1=5"
 
 def big_database(path: str, games: int) -> None:
     """A real 2-game SPRT match, then its first game stored again up to ``games``."""
-    from cli import invoke
+    from typer.testing import CliRunner
 
+    from arbiter.cli import app
     from arbiter.store import Store
 
     py = sys.executable
-    run = invoke("match", "troll", f"cmd={py} arg=-m arg=sample_engines.greedy name=greedy",
-                 f"cmd={py} arg=-m arg=sample_engines.random name=random", "--games", 2,
-                 "--db", path, "--plain", "--sprt", SPRT)
-    assert run.returncode == 0, run.stderr
+    run = CliRunner().invoke(app, [
+        "match", "troll", f"cmd={py} arg=-m arg=sample_engines.greedy name=greedy",
+        f"cmd={py} arg=-m arg=sample_engines.random name=random", "--games", "2",
+        "--db", path, "--plain", "--sprt", SPRT])
+    assert run.exit_code == 0, run.output
     rng = random.Random(1)
     with Store(path) as store:
         record = store.games(1)[0]["record"]
@@ -125,7 +126,8 @@ def viewers_client(url: str, count: int) -> None:
 
     def viewer(i: int) -> None:
         try:
-            connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=600)
+            connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port,
+                                                    timeout=600)
             connection.request("GET", parts.path)
             response = connection.getresponse()
             for line in response:
