@@ -30,7 +30,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-from arbiter.store import Store, now_iso
+from arbiter.store import Store, StoreError, now_iso
 
 #: seconds between two writes of the games in progress: a viewer sees a
 #: game move about four times a second (several plies at a time in a fast
@@ -137,7 +137,7 @@ class LiveGames:
                 db.executemany(f"delete from {LIVE_TABLE} where tournament = ? and key = ?",
                                [(self.tournament_id, key) for key in gone])
                 db.executemany(_UPSERT, encoded)
-        except (sqlite3.Error, OSError):
+        except (sqlite3.Error, OSError, StoreError):  # StoreError: the file was deleted or replaced
             pass  # see the module's docstring: the next write has the newest state
 
     def clear(self) -> None:
