@@ -337,10 +337,21 @@ class Count:
                 self._sample()
 
     def _sample(self) -> None:
-        """The LLR now, as the standings' SPRT state has it."""
-        status = self.tally.standings(self.sprt).sprt_status
-        assert status is not None  # an SPRT was given
-        point = [self.tally.games, round(status.llr, 4)]
+        """The LLR now: the SPRT of the standings' first pair, as
+        :meth:`arbiter.standings.Tally.standings` takes it (its counts, not a
+        whole standings with joint ratings: a third of the first request)."""
+        from arbiter.rating import PairStats
+
+        tally = self.tally
+        assert self.sprt is not None
+        pairs = sorted(tally.per_pair, key=lambda k: (tally.order[k[0]], tally.order[k[1]]))
+        stats = PairStats(0, 0, 0)
+        if pairs:
+            wins, draws, losses = tally.per_pair[pairs[0]]
+            penta = tally.penta.get(pairs[0])
+            stats = PairStats(wins, draws, losses, pentanomial=None if penta is None else (
+                penta[0], penta[1], penta[2], penta[3], penta[4]))
+        point = [tally.games, round(self.sprt.status(stats).llr, 4)]
         if len(self.points) > 1 and self.points[-1][0] % self.step:  # the last one was off-step
             self.points[-1] = point
         else:
