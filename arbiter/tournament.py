@@ -45,6 +45,7 @@ from arbiter.clock import TimeControl
 from arbiter.config import TournamentConfig
 from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
 from arbiter.games import get_game
+from arbiter.live import LiveGames
 from arbiter.match import play_game
 from arbiter.rating import SPRT, SPRTConfigError
 from arbiter.record import GameRecord
@@ -170,15 +171,21 @@ def delete_tournament(store: Store, tournament_id: int) -> int:
 
 def tournament_standings(store: Store, tournament: Mapping[str, Any]) -> Standings:
     """The standings of a stored tournament (also one still running)."""
-    config = tournament.get("config") or {}
-    sprt = None
-    if config.get("sprt"):
-        try:
-            sprt = SPRT.parse(config["sprt"])
-        except SPRTConfigError:
-            sprt = None
     engines = tournament.get("engines") or [e["name"] for e in store.engines(tournament["id"])]
-    return compute_standings(engines, store.games(tournament["id"], with_record=False), sprt)
+    return compute_standings(engines, store.games(tournament["id"], with_record=False),
+                             tournament_sprt(tournament))
+
+
+def tournament_sprt(tournament: Mapping[str, Any]) -> SPRT | None:
+    """The SPRT of a stored tournament (None without one, or with one that
+    no longer parses)."""
+    config = tournament.get("config") or {}
+    if not config.get("sprt"):
+        return None
+    try:
+        return SPRT.parse(config["sprt"])
+    except SPRTConfigError:
+        return None
 
 
 # --------------------------------------------------------------------------
@@ -273,6 +280,8 @@ class Tournament:
         #: the stored games' counts, one game added at a time (see Tally)
         self._tally = Tally(config.engine_names)
         self.standings: Standings = self._tally.standings(self.sprt)
+        #: the games in progress as readers of the database see them (arbiter/live.py)
+        self.live = LiveGames(store, tournament_id, config.game)
 
     # -- state ---------------------------------------------------------------
 
@@ -338,6 +347,7 @@ class Tournament:
         async with trio.open_nursery() as nursery:
             self._scope = nursery.cancel_scope
             nursery.start_soon(self._tick)
+            nursery.start_soon(self.live.keep_written)
             async with trio.open_nursery() as pool:
                 for number in range(workers):
                     pool.start_soon(self._worker, number)
@@ -356,6 +366,7 @@ class Tournament:
         else:  # nothing left to hand out, yet games missing: cannot happen
             status, note = INTERRUPTED, "stopped early"
         with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(self.live.clear)
             try:  # status and event in one transaction: stored both, or neither
                 await trio.to_thread.run_sync(
                     self.store.end_run, self.tournament_id, status, note,
@@ -404,6 +415,7 @@ class Tournament:
             try:
                 while (scheduled := self._take(frozenset(held))) is not None:
                     self.running[scheduled.key] = scheduled
+                    self.live.started(scheduled)
                     self.observer.game_started(scheduled)
                     record = await self._play_with_retry(scheduled, held, engines)
                     if record is None or not await self._keep(scheduled, record):
@@ -421,6 +433,7 @@ class Tournament:
                                        self._store_game, scheduled, record)
             if stored is not None:
                 del self.running[scheduled.key]
+                self.live.ended(scheduled.key)
                 if stored:
                     self._game_stored(scheduled, record)
                 else:
@@ -495,7 +508,7 @@ class Tournament:
             fen=opening.fen, opening_moves=opening.moves,
             tc=self.time_control, timemargin_ms=self.config.timemargin_ms,
             maxplies=self.config.maxplies, adjudication=self.config.adjudication(),
-            stall_ms=self.config.stall_ms)
+            stall_ms=self.config.stall_ms, on_move=self.live.mover(scheduled.key))
 
     async def _after_game(self, scheduled: ScheduledGame, record: GameRecord,
                           held: dict[str, _Held]) -> None:

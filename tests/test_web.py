@@ -158,7 +158,11 @@ def test_game_at_every_ply(client, db):
         assert step["steps"] == {"first": 0, "previous": max(ply - 1, 0),
                                  "next": min(ply + 1, total), "last": total}
         assert f"ply {ply} of {total}" in step["svg"]
+    # the chart: a line per side for the time, one per side that reported scores
+    scored = {m["color"] for m in played if m["score"]}
+    assert end["chart"].startswith("<svg") and end["chart"].count("<polyline") == 2 + len(scored)
     page = get_page(client, f"/game/{game_id}?ply=1")
+    assert end["chart"] in page
     for label, ply in (("first", 0), ("previous", 0), ("next", 2), ("last", total)):
         assert f'<a href="/game/{game_id}?ply={ply}">{label}</a>' in page
     assert "<svg" in page and f'href="/game/{game_id}.pgn"' in page
@@ -239,13 +243,17 @@ def test_peers_text_is_escaped_everywhere(client):
         response = client.get(url)
         assert response.status_code == 200, url
         assert response.headers["x-content-type-options"] == "nosniff"
-        if url.endswith(".pgn"):
+        if url.endswith((".pgn", ".ico")):
             assert not response.headers["content-type"].startswith("text/html")
             continue
         page = response.text
         assert SCRIPT not in page and "<img" not in page, url
         escaped += html.escape(SCRIPT) in page or "&lt;img" in page
-        assert "script-src" not in response.headers["content-security-policy"]  # no script at all
+        # the one script is the view's own file: no inline script may run (specs/web.md §Safety)
+        policy = dict(part.strip().split(" ", 1) for part in
+                      response.headers["content-security-policy"].split(";"))
+        assert policy["script-src"] == "'self'" and policy["default-src"] == "'none'"
+        assert re.findall(r"<script[^>]*>", page) == ['<script src="/live.js" defer>'], url
         for link in map(html.unescape, re.findall(r'href="([^"]+)"', page)):
             # every page, each game at its end and at ply 0 (not at every ply)
             if link.startswith("/") and ("?ply=" not in link or link.endswith("?ply=0")):
@@ -276,6 +284,9 @@ def test_an_sprt_stop_and_illegal_moves(tmp_path):
         assert terminations["illegal-move"] >= 1 and sum(terminations.values()) == done
         page = get_page(client, "/tournament/1")
         assert f"LLR {sprt['llr']} in [{sprt['lower']}, {sprt['upper']}], {sprt['decision']}" in page
+        # the chart's last point is the standings' own LLR, after every game
+        assert shown["sprt_llr"][0] == [0, 0.0] and shown["sprt_llr"][-1] == [done, sprt["llr"]]
+        assert shown["sprt_chart"].startswith("<svg") and shown["sprt_chart"] in page
         (illegal, *_) = [g for g in shown["games"] if g["termination"] == "illegal-move"]
         game = get_json(client, f"/api/game/{illegal['id']}")
         assert game["game"]["termination"] == "illegal-move" and "illegal move" in game["game"]["detail"]
@@ -354,3 +365,210 @@ def test_a_real_web_process_serves_then_stops_on_ctrl_c(db):
         proc.stdout.close()
         proc.stderr.close()
     assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+
+
+# -- live: games in progress, a killed run, the feed (specs/web.md §Live updates) --------------
+
+GATE = Path(__file__).parent / "engines_for_tournament" / "gate.py"
+#: moves the gated engine plays before it waits for its gate (White: 6 plies then)
+GATE_AFTER = 3
+
+
+def start_gated_run(tmp_path: Path, gate: Path):
+    """A real match whose first game holds at ply 2 * GATE_AFTER (the gated
+    engine, White, waits for ``gate`` before its next move; its clock is long
+    enough for any wait), with the database path."""
+    db = tmp_path / "live.db"
+    gated = f"cmd='{PYTHON} {GATE}' name=gated env.GATE={gate} env.GATE_AFTER={GATE_AFTER}"
+    proc = start("match", "troll", gated, XSS_ENGINE, "--games", 2, "-c", 1, "--tc", "1000+0",
+                 "--db", db, "--plain")
+    return proc, db
+
+
+def wait_for_live_plies(db: Path, plies: int, proc) -> None:
+    """Until the run has written its game in progress at ``plies`` plies
+    (a guard against a hang, not a measure: PROCESS_TIMEOUT)."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + PROCESS_TIMEOUT
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        try:
+            rows = sqlite3.connect(db).execute("select plies from live").fetchall()
+        except sqlite3.OperationalError:  # no database or no live table yet
+            rows = []
+        if rows and rows[0][0] == plies:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no game in progress at ply {plies}")
+
+
+def test_a_game_in_progress_then_finished(tmp_path):
+    """A running match seen from another process: its game in progress (board
+    at the ply it is at, clocks, last move, its own page and JSON), the page
+    set to listen for updates; once the game is stored, its live page leads
+    to the stored game and no game is in progress."""
+    gate = tmp_path / "gate"
+    proc, db = start_gated_run(tmp_path, gate)
+    try:
+        wait_for_live_plies(db, 2 * GATE_AFTER, proc)
+        app = create_app(db)
+        with TestClient(app) as client:
+            shown = get_json(client, "/api/tournament/1")
+            assert shown["tournament"]["status"] == "running" and shown["tournament"]["done"] == 0
+            (live,) = shown["live"]
+            assert (live["key"], live["white"], live["black"], live["plies"]) == (
+                "r1-p1-g1", "gated", SCRIPT, 2 * GATE_AFTER)
+            assert live["last_move"] and all(live["clock_ms"][side] > 0 for side in ("white", "black"))
+            assert f"ply {2 * GATE_AFTER}" in live["svg"]
+            page = get_page(client, "/tournament/1")
+            assert '<body data-live="/events/tournament/1">' in page
+            assert 'href="/tournament/1/live/r1-p1-g1"' in page and f'data-plies="{2 * GATE_AFTER}"' in page
+            game = get_json(client, "/api/tournament/1/live/r1-p1-g1")
+            assert [m["ply"] for m in game["moves"]] == list(range(1, 2 * GATE_AFTER + 1))
+            assert game["moves"][-1]["move"] == live["last_move"] and "<svg" in game["chart"]
+            page = get_page(client, "/tournament/1/live/r1-p1-g1")
+            assert 'data-live="/events/tournament/1/live/r1-p1-g1"' in page
+            assert SCRIPT not in page and html.escape(SCRIPT) in page
+            # one update of the page, as the feed sends it: its sections, escaped
+            update = app.state.feed._render(("tournament", 1))
+            assert set(update) == {"summary", "standings", "live", "recent"}
+            for name, event in update.items():
+                assert event.startswith("event: section\ndata: ") and event.endswith("\n\n")
+                assert json.loads(event.split("data: ", 1)[1])["id"] == name
+            live_html = json.loads(update["live"].split("data: ", 1)[1])["html"]
+            assert f'data-plies="{2 * GATE_AFTER}"' in live_html
+            assert SCRIPT not in live_html and html.escape(SCRIPT) in live_html  # escaped as the page is
+            gate.touch()
+            assert proc.wait(timeout=PROCESS_TIMEOUT) == 0
+            finished = client.get("/tournament/1/live/r1-p1-g1", follow_redirects=False)
+            stored = [g for g in get_json(client, "/api/tournament/1")["games"] if g["key"] == "r1-p1-g1"]
+            assert finished.status_code == 303 and finished.headers["location"] == f"/game/{stored[0]['id']}"
+            (finished,) = app.state.feed._render(("game", 1, "r1-p1-g1")).values()
+            assert finished.startswith("event: finished\n")
+            assert json.loads(finished.split("data: ", 1)[1]) == {"url": f"/game/{stored[0]['id']}"}
+            assert get_json(client, "/api/tournament/1")["live"] == []
+            assert client.get("/api/tournament/1/live/r9-p9-g9").status_code == 404
+        app.state.reader.close()
+    finally:
+        gate.touch()
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    import sqlite3
+    assert sqlite3.connect(db).execute("select count(*) from live").fetchone() == (0,)
+
+
+def test_a_killed_run(tmp_path):
+    """A run killed (SIGKILL) in the middle of a game: shown as killed, its
+    game in progress no longer shown (its row is left in the database: no
+    run holds the tournament), the live game's page not found."""
+    gate = tmp_path / "gate"
+    proc, db = start_gated_run(tmp_path, gate)
+    try:
+        wait_for_live_plies(db, 2 * GATE_AFTER, proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=PROCESS_TIMEOUT)
+    finally:
+        gate.touch()
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate()
+    import sqlite3
+    assert sqlite3.connect(db).execute("select count(*) from live").fetchone() == (1,)
+    app = create_app(db)
+    with TestClient(app) as client:
+        shown = get_json(client, "/api/tournament/1")
+        assert shown["tournament"]["status"] == "killed" and shown["live"] == []
+        assert shown["progress"] == {"done": 0, "total": 2, "percent": 0.0, "eta_seconds": None}
+        page = get_page(client, "/tournament/1")
+        assert "killed" in page and "data-live" not in page and "In progress" not in page
+        assert client.get("/api/tournament/1/live/r1-p1-g1").status_code == 404
+        assert get_json(client, "/api/tournaments")["tournaments"][0]["status"] == "killed"
+    app.state.reader.close()
+
+
+async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path):
+    """specs/web.md §Live updates: a game stored by another connection
+    reaches a reading viewer; a viewer that reads nothing holds one event
+    per section (the newest), and handing updates to it never waits."""
+    from contextlib import aclosing
+
+    import trio
+
+
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(db.read_bytes())
+    app = create_app(copy)
+    feed = app.state.feed
+    send, receive = trio.open_memory_channel[int](100)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(feed.run)
+        slow = feed.watch(("tournament", 1))
+        await slow.__anext__()  # subscribed, then never read again
+
+        async def read() -> None:
+            async with aclosing(feed.watch(("tournament", 1))) as events:
+                async for text in events:
+                    for event in text.split("\n\n")[:-1]:
+                        section = json.loads(event.split("data: ", 1)[1])
+                        if section["id"] != "summary":
+                            continue
+                        done = int(re.search(r'<span class="done">(\d+)</span>', section["html"])[1])
+                        await send.send(done)
+                        if done == MATCH_GAMES + 2:
+                            return
+        async with trio.open_nursery() as readers:  # ends once the reader has returned
+            readers.start_soon(read)
+            seen = [await receive.receive()]
+            with Store(copy) as store:
+                row = store.games(1)[0]
+                for n in (1, 2):
+                    await trio.to_thread.run_sync(lambda n=n: store.save_game(
+                        1, key=f"extra{n}", seq=MATCH_GAMES + n, round=2, pairing=1, index=n,
+                        pair=99 + n, opening={}, record=row["record"]))
+                    while seen[-1] != MATCH_GAMES + n:
+                        seen.append(await receive.receive())
+        # each stored game seen once, in order: only a section that changed is sent again
+        assert seen == [MATCH_GAMES, MATCH_GAMES + 1, MATCH_GAMES + 2]
+        (waiting,) = feed.topics[("tournament", 1)]  # the reading viewer has gone
+        # one pending event per section that changed, the newest: the older ones dropped
+        assert set(waiting.pending) == {"summary", "standings", "recent"} and waiting.dropped >= 3
+        summary = json.loads(waiting.pending["summary"].split("data: ", 1)[1])["html"]
+        assert f'<span class="done">{MATCH_GAMES + 2}</span>' in summary
+        await slow.aclose()
+        assert ("tournament", 1) not in feed.topics  # a gone viewer leaves nothing behind
+        nursery.cancel_scope.cancel()
+    app.state.reader.close()
+
+
+def test_the_server_serves_the_view_too(tmp_path):
+    """`arbiter serve --http`: the same pages from the match server's own
+    process (its arena listed as a running tournament), Ctrl-C stops both."""
+    db = tmp_path / "server.db"
+    proc = start("serve", "--db", db, "--listen", "127.0.0.1:0", "--arena", "game=troll tc=10+0.1 name=arena",
+                 "--http", "127.0.0.1:0")
+    assert proc.stdout is not None and proc.stderr is not None
+    try:
+        url = None
+        for line in proc.stderr:
+            match = re.search(r"web view of .* at (http://127\.0\.0\.1:\d+/)$", line.strip())
+            if match:
+                url = match[1]
+                break
+        assert url, proc.stderr.read()
+        with urllib.request.urlopen(url + "api/tournaments", timeout=PROCESS_TIMEOUT) as response:
+            (arena,) = json.load(response)["tournaments"]
+        assert arena["name"] == "arena" and arena["status"] == "running"
+        with urllib.request.urlopen(url + f"tournament/{arena['id']}", timeout=PROCESS_TIMEOUT) as response:
+            assert b'data-live="/events/tournament/' in response.read()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=PROCESS_TIMEOUT) == 130
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()

@@ -89,6 +89,7 @@ def serve(
                                     help='an arena: "game=troll tc=10+0.1 [maxplies=N] [name=...]"'),
     insecure: bool = typer.Option(False, "--insecure",
                                   help="listen off loopback without TLS (tokens in clear)"),
+    http: str | None = typer.Option(None, "--http", help="also serve the web view on HOST:PORT"),
 ) -> None:
     """Serve remote engines (arbiter connect) and play them in arenas; Ctrl-C stops."""
     from arbiter.server.arena import ArenaSpec, ArenaSpecError
@@ -107,8 +108,13 @@ def serve(
     from arbiter.server.serve import serve_forever
     from arbiter.store import StoreError, TournamentBusyError
 
+    def main():
+        return serve_forever(db, host, port, specs)
+    if http is not None:  # the web view in the same trio run (arbiter/cli/web.py)
+        from arbiter.cli.web import with_web_view
+        main = with_web_view(main, db, http)
     try:
-        run_interruptible(lambda: serve_forever(db, host, port, specs))
+        run_interruptible(main)
     except (StoreError, TokenError, TournamentBusyError) as exc:
         fail(str(exc))
     except OSError as exc:

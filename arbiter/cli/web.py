@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ipaddress
 import sys
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 import typer
@@ -44,6 +45,24 @@ def is_loopback(host: str) -> bool:
         return False  # a name: it may resolve anywhere
 
 
+def web_address(http: str) -> tuple[str, int]:
+    """``--http``'s (host, port), warning on stderr when it is not loopback."""
+    host, port = parse_http(http)
+    if not is_loopback(host):
+        print(f"arbiter: warning: --http {http} is not loopback: anyone who can reach this "
+              "machine can read every tournament in the database", file=sys.stderr)
+    return host, port
+
+
+def with_web_view(main: Callable[[], Awaitable[None]], db: str, http: str
+                  ) -> Callable[[], Awaitable[None]]:
+    """``main`` (``arbiter serve``'s server) with the web view of ``db`` on
+    ``--http`` beside it in the same trio run (``specs/web.md`` §Commands)."""
+    from arbiter.web.serve import beside
+
+    return beside(main, db, *web_address(http))
+
+
 @app.command()
 def web(
     db: str = typer.Option(DEFAULT_DB, "--db", help="results database (read only)"),
@@ -52,10 +71,7 @@ def web(
     """A read-only web view of the database: tournaments, standings, games with board pictures."""
     from arbiter.web import create_app
 
-    host, port = parse_http(http)
-    if not is_loopback(host):
-        print(f"arbiter: warning: --http {http} is not loopback: anyone who can reach this "
-              "machine can read every tournament in the database", file=sys.stderr)
+    host, port = web_address(http)
     try:
         view = create_app(db)
     except StoreError as exc:
@@ -71,14 +87,9 @@ def web(
 async def _serve(view: Starlette, host: str, port: int) -> None:
     """Serve until cancelled, printing the URL once the socket listens."""
     import trio
-    from hypercorn.config import Config
-    from hypercorn.trio import serve
 
-    config = Config()
-    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
-    config.accesslog = None
-    config.errorlog = None  # the command says what matters; a viewer's error is not ours
+    from arbiter.web.serve import serve_view
+
     async with trio.open_nursery() as nursery:
-        binds = await nursery.start(serve, view, config)
-        for url in binds:
+        for url in await nursery.start(serve_view, view, host, port):
             print(f"arbiter: web view of {view.state.reader.store.path} at {url}/", flush=True)

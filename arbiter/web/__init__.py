@@ -2,7 +2,10 @@
 
 :func:`create_app` builds the Starlette application over one database:
 ``app.py`` has the routes, ``data.py`` the read-only queries (through the
-store and standings code the command line uses), ``templates/`` the pages.
+store and standings code the command line uses), ``feed.py`` the live
+updates (one watcher of the database, fanned out to bounded viewers),
+``charts.py`` the SVG charts, ``serve.py`` Hypercorn inside a trio run,
+``live.js`` the one script, ``templates/`` the pages.
 """
 
 from __future__ import annotations

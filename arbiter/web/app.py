@@ -17,25 +17,41 @@ Safety (``specs/web.md`` §Safety):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Hashable
+from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import anyio
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 
-from .data import NotFound, Reader
+from .data import Finished, NotFound, Reader
+from .feed import Feed, event_text
 
 #: digits of an id, page or ply in a URL: SQLite's integers have 19, and a
 #: longer string of digits is no id of ours (and no huge int is ever built)
 MAX_DIGITS = 18
 
 _TEMPLATES = Path(__file__).with_name("templates")
+#: the one script of the view, read once: served by a fixed route, never a path from a URL
+_SCRIPT = (Path(__file__).with_name("live.js")).read_bytes()
+
+#: the sections of each page a live update replaces (element ids; each a template)
+TOURNAMENT_SECTIONS = ("summary", "standings", "live", "recent")
+GAME_SECTIONS = ("summary", "board", "moves", "chart")
 
 
 def _number(text: str, what: str) -> int:
@@ -62,7 +78,15 @@ def _environment() -> Environment:
         enabled_extensions=("html",), default_for_string=True, default=True))
     env.filters["ms"] = _seconds
     env.filters["part"] = _path_part
+    env.filters["duration"] = _duration
     return env
+
+
+def _duration(seconds: int) -> str:
+    """``3725`` seconds as ``1:02:05`` (``2:05`` under an hour)."""
+    hours, rest = divmod(int(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
 def _seconds(ms: int | None) -> str:
@@ -82,6 +106,15 @@ class _Pages:
     def __init__(self, reader: Reader):
         self.reader = reader
         self.env = _environment()
+
+    def warm(self) -> None:
+        """Compile every template and import what the pages use now, not at
+        the first viewer's request (seconds on a loaded machine)."""
+        import arbiter.svg  # noqa: F401
+        import arbiter.tournament  # noqa: F401
+
+        for name in sorted(p.name for p in _TEMPLATES.glob("*.html")):
+            self.env.get_template(name)
 
     def page(self, template: str, api: bool, data: dict[str, Any]) -> Response:
         if api:
@@ -107,13 +140,42 @@ class _Pages:
     def engine(self, request: Request, api: bool) -> Response:
         return self.page("engine.html", api, self.reader.engine(request.path_params["name"], _page(request)))
 
+    def live_game(self, request: Request, api: bool) -> Response:
+        tid = _number(request.path_params["id"], "tournament id")
+        try:
+            data = self.reader.live_game(tid, request.path_params["key"])
+        except Finished as done:
+            return RedirectResponse(f"{'/api' if api else ''}/game/{done.game_id}", status_code=303)
+        return self.page("live_game.html", api, data)
+
+    def sections(self, prefix: str, names: tuple[str, ...], data: dict[str, Any]) -> dict[str, str]:
+        """Each live section of a page (``_{prefix}_{name}.html``) as its own
+        event: ``section`` with ``{"id": name, "html": ...}``."""
+        return {name: event_text("section", {"id": name, "html": self.env.get_template(
+            f"_{prefix}_{name}.html").render(**data)}) for name in names}
+
+    def render(self, topic: Hashable) -> dict[str, str] | None:
+        """One update of ``topic``: its sections' events (in a worker thread)."""
+        assert isinstance(topic, tuple)
+        try:
+            if topic[0] == "tournament":
+                return self.sections("tournament", TOURNAMENT_SECTIONS, self.reader.tournament(topic[1]))
+            return self.sections("game", GAME_SECTIONS, self.reader.live_game(topic[1], topic[2]))
+        except Finished as done:
+            return {"finished": event_text("finished", {"url": f"/game/{done.game_id}"})}
+        except NotFound:
+            return None
+
 
 #: headers of every response: no type sniffing (a PGN download holding
 #: markup stays text), and pages that may load nothing but their own inline
-#: style (no script runs, even one that escaping missed) and images from here
+#: style, images from here, the one script file from here (no inline script
+#: runs, even one that escaping missed) and its event streams and JSON
 SAFETY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'",
+    "Content-Security-Policy": ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
+                                "script-src 'self'; connect-src 'self'; base-uri 'none'; "
+                                "form-action 'none'; frame-ancestors 'none'"),
     "Referrer-Policy": "no-referrer",
 }
 
@@ -148,12 +210,66 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return response
 
 
+def _events(feed: Feed, topic: Callable[[Request], Hashable]) -> Callable[[Request], Any]:
+    """An event stream (``text/event-stream``) of a topic's updates."""
+    async def endpoint(request: Request) -> Response:
+        try:
+            subject = topic(request)
+        except NotFound as exc:
+            response: Response = _not_found(request, str(exc))
+        else:
+            if feed.full():
+                response = PlainTextResponse("too many viewers\n", status_code=503)
+            else:
+                response = StreamingResponse(_stream(feed, subject), media_type="text/event-stream",
+                                             headers={"Cache-Control": "no-store"})
+        response.headers.update(SAFETY_HEADERS)
+        return response
+    return endpoint
+
+
+async def _stream(feed: Feed, topic: Hashable) -> AsyncIterator[str]:
+    """The event stream's text; the viewer is removed as soon as it ends
+    (``aclosing``: a gone viewer does not wait for the garbage collector)."""
+    yield "retry: 2000\n\n"  # the browser reconnects 2 s after a lost connection
+    async with aclosing(feed.watch(topic)) as events:
+        async for event in events:
+            yield event
+
+
+def _tournament_topic(request: Request) -> Hashable:
+    return ("tournament", _number(request.path_params["id"], "tournament id"))
+
+
+def _game_topic(request: Request) -> Hashable:
+    return ("game", _number(request.path_params["id"], "tournament id"), request.path_params["key"])
+
+
+#: the view's icon (a 2x2 board), so that a browser's own request for one is not a 404
+_ICON = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 2 2"><rect width="2" height="2" '
+         b'fill="#e3c98f"/><rect width="1" height="1" fill="#1e1e1e"/><rect x="1" y="1" width="1" '
+         b'height="1" fill="#1e1e1e"/></svg>')
+
+
+def _fixed(body: bytes, media_type: str) -> Callable[[Request], Response]:
+    """A route serving ``body``: fixed bytes, never a file named by a URL."""
+    def endpoint(request: Request) -> Response:
+        response = Response(body, media_type=media_type, headers={"Cache-Control": "max-age=3600"})
+        response.headers.update(SAFETY_HEADERS)
+        return response
+    return endpoint
+
+
 def create_app(db: str | Path) -> Starlette:
     """The web view of the database at ``db`` (opened read-only now:
     :class:`arbiter.store.StoreError` if it is not a results database).
-    ``app.state.reader`` is closed by the caller when it is done."""
+    ``app.state.reader`` is closed by the caller when it is done; the live
+    updates' :class:`Feed` (``app.state.feed``) runs while the application's
+    lifespan does (Hypercorn, or a ``TestClient`` used as a context manager)."""
     reader = Reader(db)
     pages = _Pages(reader)
+    pages.warm()
+    feed = Feed(reader.data_version, pages.render)
     routes = []
     for prefix, api in (("", False), ("/api", True)):
         routes += [
@@ -162,11 +278,28 @@ def create_app(db: str | Path) -> Starlette:
             Route(prefix + "/tournament/{id}", _guarded(pages.tournament, api=api), methods=["GET"]),
             Route(prefix + "/game/{id}", _guarded(pages.game, api=api), methods=["GET"]),
             Route(prefix + "/engine/{name:path}", _guarded(pages.engine, api=api), methods=["GET"]),
+            Route(prefix + "/tournament/{id}/live/{key}", _guarded(pages.live_game, api=api),
+                  methods=["GET"]),
         ]
+    routes += [
+        Route("/events/tournament/{id}", _events(feed, _tournament_topic), methods=["GET"]),
+        Route("/events/tournament/{id}/live/{key}", _events(feed, _game_topic), methods=["GET"]),
+        Route("/live.js", _fixed(_SCRIPT, "text/javascript"), methods=["GET"]),
+        Route("/favicon.ico", _fixed(_ICON, "image/svg+xml"), methods=["GET"]),
+    ]
     # before /game/{id}, which would take "5.pgn" as an id (and refuse it)
     routes.insert(0, Route("/game/{id}.pgn", _guarded(pages.pgn), methods=["GET"]))
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(feed.run)
+            yield
+            tasks.cancel_scope.cancel()
+
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error}, lifespan=lifespan)
     app.state.reader = reader
+    app.state.feed = feed
     return app
 
 

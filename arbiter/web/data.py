@@ -17,6 +17,7 @@ writes; every value from the database is returned as data, never as markup
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import threading
 from collections.abc import Iterator
@@ -24,8 +25,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from arbiter.live import live_games, ply_entry
 from arbiter.record import GameRecord
 from arbiter.store import RUNNING, Store, game_record
+
+from . import charts
 
 #: games per page of a tournament's or an engine's games: a page stays small
 #: (its response bounded) however many games a tournament has
@@ -40,8 +44,22 @@ _LIST_COLUMNS = ("id, tournament, key, seq, round, pairing, game_index, pair, ga
                  "result, termination, detail, plies, opening, start_time, end_time")
 
 
+#: board pictures of games in progress remembered (by game and ply): each
+#: viewer's update of a tournament page shows every running game, so one
+#: picture serves every viewer; a few concurrencies' worth is plenty
+LIVE_PICTURES = 64
+
+
 class NotFound(LookupError):
     """An id, page or ply the database does not have; ``str()`` says which."""
+
+
+class Finished(LookupError):
+    """A game in progress that has ended since: ``game_id`` is its stored game."""
+
+    def __init__(self, game_id: int):
+        super().__init__(f"game {game_id}")
+        self.game_id = game_id
 
 
 class Reader:
@@ -57,9 +75,17 @@ class Reader:
         #: computed at: recomputed only when a game was stored since (a
         #: finished tournament of 10,000 games costs its recount once)
         self._standings: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._pictures: dict[tuple[int, str, int], str] = {}
+        self._counts: dict[int, Count] = {}
 
     def close(self) -> None:
         self.store.close()
+
+    def data_version(self) -> int:
+        """SQLite's ``data_version``: it changes whenever another connection
+        (a run writing the database) commits; cheap, and nothing is read."""
+        with self._using() as store:
+            return int(store.db.conn.execute("pragma data_version").fetchone()[0])
 
     @contextmanager
     def _using(self) -> Iterator[Store]:
@@ -84,29 +110,93 @@ class Reader:
         return {"tournaments": rows}
 
     def tournament(self, tournament_id: int, page: int = 1) -> dict[str, Any]:
-        """One tournament: its summary, standings (``arbiter standings
-        --json``'s figures), termination counts and one page of its games,
-        the latest first."""
-        from arbiter.tournament import tournament_standings  # trio and the run: only here
-
+        """One tournament: its summary, progress, standings (``arbiter
+        standings --json``'s figures), the SPRT's chart, the games in
+        progress and one page of its games, the latest first."""
         with self._using() as store:
             row = store.tournament(tournament_id)
             if row is None:
                 raise NotFound(f"no tournament {tournament_id}")
             summary = _summary(store, row)
-            stamp = (summary["done"], row["updated"], row["status"])
-            cached = self._standings.get(tournament_id)
-            if cached is None or cached[0] != stamp:
-                cached = stamp, tournament_standings(store, row).to_json()
-                self._standings[tournament_id] = cached
-            standings = cached[1]
+            standings, llr = self._standings_of(store, row, summary)
+            progress = _progress(store, summary)
         total = summary["done"]
         offset = _offset(page, total)
         games = self._query(f"select {_LIST_COLUMNS} from games where tournament = ? "
                             "order by seq desc, id desc limit ? offset ?",
                             [tournament_id, GAMES_PAGE_SIZE, offset])
-        return {"tournament": summary, "standings": standings, "crosstable": crosstable(standings),
+        sprt = standings["sprt"]
+        return {"tournament": summary, "progress": progress, "standings": standings,
+                "crosstable": crosstable(standings), "sprt_llr": llr,
+                "sprt_chart": charts.llr_chart(llr, sprt["lower"], sprt["upper"]) if sprt else None,
+                "live": self.live(tournament_id) if summary["status"] == RUNNING else [],
                 "games": games, "page": _page_info(page, total)}
+
+    def _standings_of(self, store: Store, row: dict[str, Any], summary: dict[str, Any]
+                      ) -> tuple[dict[str, Any], list[list[float]]]:
+        """The standings JSON and the LLR over games: counted on from the
+        last look when a game was stored since, remembered otherwise (the
+        key: games stored, ``updated``, status)."""
+        stamp = (summary["done"], row["updated"], row["status"])
+        cached = self._standings.get(row["id"])
+        if cached is None or cached[0] != stamp:
+            count = self._counts.get(row["id"])
+            if count is None:
+                count = self._counts[row["id"]] = Count(store, row)
+            count.update(store)
+            cached = stamp, {"standings": count.standings().to_json(), "llr": list(count.points)}
+            self._standings[row["id"]] = cached
+        return cached[1]["standings"], cached[1]["llr"]
+
+    # -- games in progress ---------------------------------------------------
+
+    def live(self, tournament_id: int) -> list[dict[str, Any]]:
+        """The games in progress of a tournament a run holds now: each with
+        its board (small), clocks, last move and page."""
+        with self._using() as store:
+            if not store.run_active(tournament_id):
+                return []
+            rows = live_games(store, tournament_id)
+        return [self._live_entry(tournament_id, row) for row in rows]
+
+    def _live_entry(self, tournament_id: int, row: dict[str, Any]) -> dict[str, Any]:
+        moves = [m["move"] for m in row["moves"]]
+        shown = len(row["opening"]) + len(moves)
+        key = (tournament_id, row["key"], shown)
+        svg = self._pictures.get(key)
+        if svg is None:
+            svg = _picture(row["game"], row["fen"], row["opening"] + moves,
+                           f"{row['white']} - {row['black']}, ply {shown}")
+            if len(self._pictures) >= LIVE_PICTURES:
+                self._pictures.clear()
+            self._pictures[key] = svg
+        clocks = {"white": None, "black": None}
+        for m in row["moves"]:
+            clocks[m["color"]] = m["clock_ms"]
+        last = row["moves"][-1] if row["moves"] else None
+        return {"key": row["key"], "white": row["white"], "black": row["black"], "plies": shown,
+                "last_move": last and last["move"], "clock_ms": clocks, "svg": svg,
+                "started": row["started"], "updated": row["updated"]}
+
+    def live_game(self, tournament_id: int, key: str) -> dict[str, Any]:
+        """A game in progress as :meth:`game` shows a stored one (at its
+        last ply); :class:`Finished` once it is stored."""
+        with self._using() as store:
+            active = store.run_active(tournament_id)
+            rows = [r for r in live_games(store, tournament_id) if r["key"] == key] if active else []
+        if not rows:
+            stored = self._query("select id from games where tournament = ? and key = ?",
+                                 [tournament_id, key])
+            if stored:
+                raise Finished(stored[0]["id"])
+            raise NotFound(f"no game {key!r} in progress in tournament {tournament_id}")
+        row = rows[0]
+        entry = self._live_entry(tournament_id, row)
+        moves = _listed(row["opening"], row["moves"])
+        return {"game": {"tournament": tournament_id, "key": key, "game": row["game"],
+                         "white": row["white"], "black": row["black"], "plies": entry["plies"],
+                         "start_time": row["started"], "updated": row["updated"]},
+                "live": entry, "moves": moves, "chart": charts.move_chart(moves)}
 
     # -- one game ------------------------------------------------------------
 
@@ -120,11 +210,9 @@ class Reader:
 
     def game(self, game_id: int, ply: int | None = None) -> dict[str, Any]:
         """One game at ``ply`` (None: the end): its board picture, the move
-        list with each move's time, clock, score and depth, the termination
-        and its detail, and the plies to step to."""
-        from arbiter.games import get_game
-        from arbiter.svg import render_svg
-
+        list with each move's time, clock, score and depth, the chart of
+        time and score per move, the termination and its detail, and the
+        plies to step to."""
         row = self._game_row(game_id)
         record = GameRecord.from_dict(game_record(row))
         moves = record.all_moves
@@ -132,17 +220,9 @@ class Reader:
         shown = total if ply is None else ply
         if not 0 <= shown <= total:
             raise NotFound(f"game {game_id} has no ply {ply} (it has {total})")
-        position = get_game(record.game).position(record.fen, moves[:shown])
-        title = f"{record.white} - {record.black}, ply {shown} of {total}"
-        svg = render_svg(position, last_move=moves[shown - 1] if shown else None, title=title)
-        book = len(record.opening_moves)
-        listed = [{"ply": i + 1, "move": m, "color": None, "book": True, "time_ms": None,
-                   "clock_ms": None, "score": None, "depth": None}
-                  for i, m in enumerate(record.opening_moves)]
-        listed += [{"ply": book + i + 1, "move": p.move, "color": p.color, "book": False,
-                    "time_ms": p.time_ms, "clock_ms": p.clock_ms,
-                    "score": None if p.score is None else str(p.score), "depth": p.depth}
-                   for i, p in enumerate(record.moves)]
+        svg = _picture(record.game, record.fen, moves[:shown],
+                       f"{record.white} - {record.black}, ply {shown} of {total}")
+        listed = _listed(record.opening_moves, [ply_entry(p) for p in record.moves])
         return {
             "game": {"id": row["id"], "tournament": row["tournament"],
                      "tournament_name": row["tournament_name"], "key": row["key"],
@@ -155,6 +235,7 @@ class Reader:
             "steps": {"first": 0, "previous": max(shown - 1, 0),
                       "next": min(shown + 1, total), "last": total},
             "svg": svg,
+            "chart": charts.move_chart(listed),
         }
 
     def game_pgn(self, game_id: int) -> str:
@@ -186,6 +267,133 @@ class Reader:
         for game in games:
             game["outcome"] = _outcome(game, name)
         return {"engine": name, "games": games, "page": _page_info(page, total)}
+
+
+def _picture(game: str, fen: str | None, moves: list[str], title: str) -> str:
+    """The board after ``moves``, the last one marked."""
+    from arbiter.games import get_game
+    from arbiter.svg import render_svg
+
+    position = get_game(game).position(fen, moves)
+    return render_svg(position, last_move=moves[-1] if moves else None, title=title)
+
+
+def _listed(opening: list[str] | tuple[str, ...], plies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The move list: the opening's book moves (no figures), then each
+    played ply with its figures (:func:`arbiter.live.ply_entry`)."""
+    book = len(opening)
+    listed = [{"ply": i + 1, "move": m, "color": None, "book": True, "time_ms": None,
+               "clock_ms": None, "score": None, "depth": None} for i, m in enumerate(opening)]
+    listed += [{"ply": book + i + 1, "book": False, **p} for i, p in enumerate(plies)]
+    return listed
+
+
+#: points of the LLR chart: a point every ``step`` games, ``step`` doubled
+#: (every other point dropped) whenever there are twice as many, so the
+#: chart's cost and picture stay bounded however long the SPRT runs
+LLR_POINTS = 100
+
+#: the columns the standings count (``arbiter.standings.Tally.add``)
+_COUNTED = ("id", "white", "black", "result", "termination", "pairing", "pair")
+
+
+class Count:
+    """A stored tournament's standings kept up game by game, for the view.
+
+    The same figures as :func:`arbiter.tournament.tournament_standings`
+    (``arbiter standings``): the same SPRT and engines from the stored
+    tournament, every game row into the same :class:`arbiter.standings.Tally`
+    (its counts do not depend on the order the games come in).  The rows
+    are read as plain tuples of the counted columns, and only those stored
+    since the last look (games are only ever added): a running tournament
+    of 10,000 games costs a few new rows per update, not a recount.  Beside
+    it, the LLR after every ``step``-th game (:data:`LLR_POINTS`)."""
+
+    def __init__(self, store: Store, row: dict[str, Any]):
+        from arbiter.standings import Tally
+        from arbiter.tournament import tournament_sprt
+
+        self.tournament = row["id"]
+        self.sprt = tournament_sprt(row)
+        self.tally = Tally(row.get("engines") or [e["name"] for e in store.engines(row["id"])])
+        self.last_id = 0
+        self.step = 1
+        self.points: list[list[float]] = [[0, 0.0]] if self.sprt else []
+
+    def update(self, store: Store) -> None:
+        """Count the games stored since the last update."""
+        rows = store.db.conn.execute(f"select {', '.join(_COUNTED)} from games where tournament = ? "
+                                     "and id > ? order by id", [self.tournament, self.last_id]).fetchall()
+        tally, names = self.tally, _COUNTED[1:]
+        while tally.games + len(rows) > self.step * LLR_POINTS:  # no point made only to be dropped
+            self._thin()
+        for values in rows:
+            tally.add(dict(zip(names, values[1:], strict=True)))
+            if self.sprt and tally.games % self.step == 0:
+                self._sample()
+        if rows:
+            self.last_id = rows[-1][0]
+            if self.sprt and self.points[-1][0] != tally.games:
+                self._sample()
+
+    def _sample(self) -> None:
+        """The LLR now: the SPRT of the standings' first pair, as
+        :meth:`arbiter.standings.Tally.standings` takes it (its counts, not a
+        whole standings with joint ratings: a third of the first request)."""
+        from arbiter.rating import PairStats
+
+        tally = self.tally
+        assert self.sprt is not None
+        pairs = sorted(tally.per_pair, key=lambda k: (tally.order[k[0]], tally.order[k[1]]))
+        stats = PairStats(0, 0, 0)
+        if pairs:
+            wins, draws, losses = tally.per_pair[pairs[0]]
+            penta = tally.penta.get(pairs[0])
+            stats = PairStats(wins, draws, losses, pentanomial=None if penta is None else (
+                penta[0], penta[1], penta[2], penta[3], penta[4]))
+        point = [tally.games, round(self.sprt.status(stats).llr, 4)]
+        if len(self.points) > 1 and self.points[-1][0] % self.step:  # the last one was off-step
+            self.points[-1] = point
+        else:
+            self.points.append(point)
+        if len(self.points) > 2 * LLR_POINTS:
+            self._thin()
+
+    def _thin(self) -> None:
+        """Twice the step: every other point goes (the last stays)."""
+        self.step *= 2
+        last = self.points[-1:]
+        self.points = [p for p in self.points[:-1] if p[0] % self.step == 0] + last
+
+    def standings(self) -> Any:
+        return self.tally.standings(self.sprt)
+
+
+def _progress(store: Store, summary: dict[str, Any]) -> dict[str, Any]:
+    """Games done of scheduled, and for a running tournament the time left
+    at this run's pace (games stored since its start)."""
+    done, total = summary["done"], summary["total_games"] or 0
+    progress: dict[str, Any] = {"done": done, "total": total,
+                                "percent": round(100 * done / total, 1) if total else 0.0,
+                                "eta_seconds": None}
+    if summary["status"] != RUNNING:
+        return progress
+    started = store.db.conn.execute(
+        "select time from events where tournament = ? and kind in ('start', 'resume') "
+        "order by id desc limit 1", [summary["id"]]).fetchone()
+    if started is None:
+        return progress
+    played = store.db.conn.execute("select count(*) from games where tournament = ? and stored >= ?",
+                                   [summary["id"], started[0]]).fetchone()[0]
+    elapsed = (_dt.datetime.now(_dt.UTC) - _parse_time(started[0])).total_seconds()
+    if played and elapsed > 0:
+        progress["eta_seconds"] = round(elapsed / played * max(0, total - done))
+    return progress
+
+
+def _parse_time(text: str) -> _dt.datetime:
+    """A stored time (``2026-12-02T00:40:00.068Z``) as an aware datetime."""
+    return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def crosstable(standings: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,311 @@
+"""The web view under load (``specs/web.md``; figures in bench/README.md §The web view).
+
+Two parts:
+
+1. **A big tournament's page.** A database of ``--games`` (10,000) games of
+   one SPRT match (two real games from a real match, then stored again
+   with other results and keys); the tournament page and its JSON, the
+   first request (nothing remembered: the standings and the LLR counted
+   from every row) and the following ones, wall and CPU time of this
+   process, through the real application (Starlette's TestClient).  Goal:
+   at most 200 ms.
+2. **Live viewers and the clocks.** Real tournaments as ``bench/load.py``
+   plays them (mcts against mcts, tc ``1+0.01``, concurrency 4), run
+   alternately: without viewers; with ``--viewers`` (100) event streams of
+   the tournament page open from another process, the web view served in
+   the SAME trio run as the tournament (``arbiter serve --http``'s case, the
+   worst: the view's tasks and its rendering threads share the process and
+   its event loop with the engines' timing) or by an ``arbiter web`` process
+   (the usual case: ``arbiter tournament`` and ``arbiter web`` side by
+   side); and with the live rows not written at all.  The clock
+   error per move (measured minus engine-reported, p50 / p99: load.py's
+   figure), time forfeits, the updates the viewers received.
+
+Run: ``python3 bench/web.py [--games 10000] [--viewers 100] [--load-games 32]
+[--repeat 1] [--skip-page] [--skip-viewers]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from functools import partial
+from typing import Any
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+
+import trio  # noqa: E402
+
+#: the SPRT of the big match: never decided by 10,000 random results
+SPRT = "elo0=0 elo1=5"
+
+
+# --------------------------------------------------------------------------
+# 1. A big tournament's page
+# --------------------------------------------------------------------------
+
+
+def big_database(path: str, games: int) -> None:
+    """A real 2-game SPRT match, then its first game stored again up to ``games``."""
+    from typer.testing import CliRunner
+
+    from arbiter.cli import app
+    from arbiter.store import Store
+
+    py = sys.executable
+    run = CliRunner().invoke(app, [
+        "match", "troll", f"cmd={py} arg=-m arg=sample_engines.greedy name=greedy",
+        f"cmd={py} arg=-m arg=sample_engines.random name=random", "--games", "2",
+        "--db", path, "--plain", "--sprt", SPRT])
+    assert run.exit_code == 0, run.output
+    rng = random.Random(1)
+    with Store(path) as store:
+        record = store.games(1)[0]["record"]
+        with store.transaction():
+            for i in range(games - 2):
+                copy = dict(record, result=rng.choice(["1-0", "0-1", "1/2-1/2"]))
+                store.save_game(1, key=f"x{i}", seq=2 + i, round=1, pairing=1, index=3 + i,
+                                pair=2 + i // 2, opening={}, record=copy)
+
+
+def timed(client, url: str) -> tuple[float, float, int]:
+    """(wall ms, CPU ms, bytes) of one GET."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.text[:200])
+    return (1000 * (time.perf_counter() - wall), 1000 * (time.process_time() - cpu),
+            len(response.content))
+
+
+def page(args, directory: str) -> None:
+    from starlette.testclient import TestClient
+
+    from arbiter.web import create_app
+
+    path = os.path.join(directory, "big.db")
+    started = time.perf_counter()
+    big_database(path, args.games)
+    print(f"a big tournament's page: {args.games} games (built in {time.perf_counter() - started:.0f} s)")
+    for url in ("/tournament/1", "/api/tournament/1"):
+        app = create_app(path)  # a fresh view: nothing remembered
+        with TestClient(app) as client:
+            first = timed(client, url)
+            again = [timed(client, url) for _ in range(5)]
+        app.state.reader.close()
+        print(f"  {url:<20} first {first[0]:6.0f} ms wall, {first[1]:5.0f} ms CPU ({first[2] // 1024} KiB); "
+              f"then median {statistics.median(a[0] for a in again):5.1f} ms wall, "
+              f"{statistics.median(a[1] for a in again):5.1f} ms CPU")
+
+
+# --------------------------------------------------------------------------
+# 2. Live viewers and the clocks
+# --------------------------------------------------------------------------
+
+
+def viewers_client(url: str, count: int) -> None:
+    """(A child process.) ``count`` event streams of ``url`` read until
+    SIGTERM; then the number of updates received, as JSON on stdout."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    received = [0] * count
+    stop = threading.Event()
+    ready = threading.Semaphore(0)
+
+    def viewer(i: int) -> None:
+        try:
+            connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port,
+                                                    timeout=600)
+            connection.request("GET", parts.path)
+            response = connection.getresponse()
+            for line in response:
+                if line.startswith(b"event: section"):
+                    received[i] += 1
+                    if received[i] == 1:
+                        ready.release()
+        except OSError:
+            pass
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    for i in range(count):
+        threading.Thread(target=viewer, args=(i,), daemon=True).start()
+    for _ in range(count):
+        ready.acquire()
+    print("ready", flush=True)  # every viewer has the page's state: the run may start
+    stop.wait()
+    print(json.dumps({"updates": sum(received), "viewers": sum(1 for r in received if r)}), flush=True)
+
+
+async def _line(stream: Any) -> bytes:
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = await stream.receive_some(1)
+        assert chunk, "the process ended"
+        line += chunk
+    return line
+
+
+async def _viewers(url: str, viewers: int, seen: dict[str, Any], *,
+                   task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """A process of ``viewers`` event streams of ``url`` until cancelled;
+    started once every stream has had its first event."""
+    child = await trio.lowlevel.open_process(
+        [sys.executable, __file__, "--viewers-client", url, "--viewers", str(viewers)],
+        stdout=subprocess.PIPE)
+    try:
+        assert child.stdout is not None
+        assert await _line(child.stdout) == b"ready\n"
+        task_status.started()
+        await trio.sleep_forever()
+    finally:
+        with trio.CancelScope(shield=True):
+            child.send_signal(signal.SIGTERM)
+            assert child.stdout is not None
+            out = b""
+            async for chunk in child.stdout:
+                out += chunk
+            await child.wait()
+            seen.update(json.loads(out or b"{}"))
+
+
+async def _with_view(db: str, viewers: int, seen: dict[str, Any], in_loop: bool, *,
+                     task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """The web view of ``db``, served in this trio run (``in_loop``) or by an
+    ``arbiter web`` process, and ``viewers`` event streams of its tournament
+    page from another process; started once every viewer is attached."""
+    if not in_loop:
+        web = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "arbiter", "web", "--db", db, "--http", "127.0.0.1:0"],
+            stdout=subprocess.PIPE)
+        try:
+            assert web.stdout is not None
+            url = (await _line(web.stdout)).decode().split(" at ")[1].strip().rstrip("/")
+            async with trio.open_nursery() as nursery:
+                await nursery.start(partial(_viewers, f"{url}/events/tournament/1", viewers, seen))
+                task_status.started()
+        finally:
+            web.kill()
+            with trio.CancelScope(shield=True):
+                await web.wait()
+        return
+    from arbiter.web import create_app
+    from arbiter.web.serve import serve_view
+
+    view = create_app(db)
+    try:
+        async with trio.open_nursery() as nursery:
+            (url,) = await nursery.start(serve_view, view, "127.0.0.1", 0)
+            try:
+                await nursery.start(partial(_viewers, f"{url}/events/tournament/1", viewers, seen))
+                task_status.started()
+                await trio.sleep_forever()
+            finally:
+                seen["renders"] = view.state.feed.renders
+    finally:
+        view.state.reader.close()
+
+
+def run_tournament(config: Any, directory: str, mode: str, viewers: int, seen: dict[str, Any]
+                   ) -> tuple[float, list[dict[str, Any]]]:
+    """``bench/load.py``'s run, with the viewers attached before the first game."""
+    from arbiter.store import Store
+    from arbiter.tournament import Tournament, open_tournament
+
+    path = os.path.join(directory, "load.db")
+    with Store(path) as store:
+        tournament_id, _ = open_tournament(store, config)
+        tournament = Tournament(config, store, tournament_id)
+
+        async def main() -> float:
+            async with trio.open_nursery() as nursery:
+                if mode.startswith("viewers"):
+                    await nursery.start(partial(_with_view, path, viewers, seen,
+                                                mode == "viewers, same loop"))
+                started = time.perf_counter()
+                result = await tournament.run()
+                nursery.cancel_scope.cancel()
+            if result.status != "finished":
+                raise SystemExit(f"bench tournament ended {result.status}: {result.note}")
+            return time.perf_counter() - started
+
+        seconds = trio.run(main)
+        return seconds, store.games(tournament_id)
+
+
+def one_run(args, mode: str) -> dict[str, Any]:
+    from load import _tournament_config, percentile
+
+    from arbiter import live
+    from arbiter.engine import EngineConfig
+
+    engines = [EngineConfig(cmd=f"{sys.executable} -m sample_engines.mcts", name=f"mcts{i}",
+                            options={"Seed": str(i + 1)}) for i in range(2)]
+    config = _tournament_config(game="troll", engines=engines, games=args.load_games, tc=args.tc,
+                                random_plies=2, seed=1, concurrency=4, name="bench web")
+    seen: dict[str, Any] = {}
+    written = live.LiveGames.keep_written
+    with tempfile.TemporaryDirectory(prefix="bench-web-") as directory:
+        if mode == "no live rows":
+            async def nothing(self, interval: float = 0) -> None:
+                await trio.sleep_forever()
+            live.LiveGames.keep_written = nothing  # type: ignore[method-assign]  # this run only
+        try:
+            seconds, rows = run_tournament(config, directory, mode, args.viewers, seen)
+        finally:
+            live.LiveGames.keep_written = written  # type: ignore[method-assign]
+    errors = [m["time_ms"] - m["engine_time_ms"] for r in rows for m in r["move_data"]
+              if m.get("engine_time_ms") is not None]
+    return {"mode": mode, "games": len(rows), "seconds": seconds,
+            "forfeits": sum(1 for r in rows if r["termination"] == "time-forfeit"),
+            "p50": statistics.median(errors), "p99": percentile(errors, 0.99), "moves": len(errors),
+            **seen}
+
+
+def viewers(args) -> None:
+    print(f"live viewers: troll, mcts vs mcts, {args.load_games} games, tc {args.tc}, concurrency 4, "
+          f"{os.cpu_count()} cores; {args.viewers} viewers of the tournament page")
+    for _ in range(args.repeat):
+        for mode in ("no viewers", "viewers, same loop", "viewers, web process", "no live rows"):
+            r = one_run(args, mode)
+            extra = (f"; {r.get('viewers', 0)} viewers got {r.get('updates', 0)} section updates"
+                     + (f" ({r['renders']} renders)" if "renders" in r else "")
+                     ) if mode.startswith("viewers") else ""
+            print(f"  {mode:<20} clock error p50 {r['p50']:5.1f} ms, p99 {r['p99']:6.1f} ms over "
+                  f"{r['moves']} moves; forfeits {r['forfeits']} of {r['games']}; "
+                  f"{r['seconds']:.0f} s{extra}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=10_000)
+    parser.add_argument("--viewers", type=int, default=100)
+    parser.add_argument("--load-games", type=int, default=32)
+    parser.add_argument("--tc", default="1+0.01")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--skip-page", action="store_true")
+    parser.add_argument("--skip-viewers", action="store_true")
+    parser.add_argument("--viewers-client", metavar="URL", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.viewers_client:
+        viewers_client(args.viewers_client, args.viewers)
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-web-") as directory:
+        if not args.skip_page:
+            page(args, directory)
+    if not args.skip_viewers:
+        viewers(args)
+
+
+if __name__ == "__main__":
+    main()
