@@ -51,10 +51,10 @@ class _Server:
     """An ``arbiter serve`` process; its stderr read by a thread (the port it
     took, then its log), so that it never blocks on a full pipe."""
 
-    def __init__(self, db: Path, tag: str, arena: str | None = ARENA):
+    def __init__(self, db: Path, tag: str, arena: str | None = ARENA, *options: str | Path):
         self.db = db
         self.proc = start("serve", "--db", db, "--listen", "127.0.0.1:0",
-                          *(("--arena", arena) if arena else ()), env={"TAG": tag})
+                          *(("--arena", arena) if arena else ()), *options, env={"TAG": tag})
         self.lines: list[str] = []
         self._port: int | None = None
         self._ready = threading.Event()
@@ -98,9 +98,10 @@ class _Server:
         return games
 
 
-def _connect(server: _Server, token: str, name: str, tag: str) -> subprocess.Popen[str]:
+def _connect(server: _Server, token: str, name: str, tag: str,
+             *options: str | Path) -> subprocess.Popen[str]:
     return start("connect", f"127.0.0.1:{server.port}", "--token", token, "-e", spec(name, tag),
-                 env={"TAG": tag})
+                 *options, env={"TAG": tag})
 
 
 def _frames_until_eof(sock: socket.socket) -> bytes:
@@ -162,11 +163,63 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
         assert conn.execute("select status from tournaments").fetchall() == [("interrupted",)]
 
 
+def test_arena_over_tls(tmp_path: Path) -> None:
+    """specs/wire.md §Transport: with --tls-cert/--tls-key the arena plays
+    over TLS (clients checking the server against --tls-ca); a plain-TCP
+    client and one trusting another authority do not get in."""
+    trustme = pytest.importorskip("trustme")
+    ca, other = trustme.CA(), trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    cert_file, key_file, ca_file, other_file = (tmp_path / n for n in
+                                                ("cert.pem", "key.pem", "ca.pem", "other.pem"))
+    cert.private_key_and_cert_chain_pem.write_to_path(str(cert_file))
+    cert.private_key_pem.write_to_path(str(key_file))
+    ca.cert_pem.write_to_path(str(ca_file))
+    other.cert_pem.write_to_path(str(other_file))
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    alice, bob = _token(db, "alice"), _token(db, "bob")
+    server = _Server(db, tag, ARENA, "--tls-cert", cert_file, "--tls-key", key_file)
+    clients = [_connect(server, alice, "ra", tag, "--tls-ca", ca_file),
+               _connect(server, bob, "rb", tag, "--tls-ca", ca_file)]
+    try:
+        first = server.wait_games(1)[0]
+        assert {first["white"], first["black"]} == {"ra", "rb"} and first["plies"] > 0
+        untrusted = arbiter("connect", f"127.0.0.1:{server.port}", "--token", bob, "-e",
+                            spec("rc", tag), "--tls-ca", other_file, env={"TAG": tag})
+        assert untrusted.returncode == 1 and "TLS with 127.0.0.1" in untrusted.stderr
+        plain = arbiter("connect", f"127.0.0.1:{server.port}", "--token", bob, "-e",
+                        spec("rd", tag), env={"TAG": tag})
+        assert plain.returncode == 1, plain.stderr
+        server.wait_games(len(server.games()) + 1)  # the arena went on
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+            assert client.returncode == 0, err
+    assert "TLS: every connection is encrypted" in "".join(server.lines)
+    assert _wait_gone(tag) == []
+
+
+def test_tls_options_are_checked(tmp_path: Path) -> None:
+    run = invoke("serve", "--db", tmp_path / "x.db", "--tls-cert", tmp_path / "none.pem")
+    assert run.returncode == 2 and "--tls-cert and --tls-key go together" in run.stderr
+    run = invoke("serve", "--db", tmp_path / "x.db", "--tls-cert", tmp_path / "none.pem",
+                 "--tls-key", tmp_path / "none.pem")
+    assert run.returncode == 2 and "none.pem" in run.stderr
+    run = invoke("connect", "127.0.0.1:1", "--token", "a.b", "-e", "cmd=x",
+                 "--tls-ca", tmp_path / "none.pem")
+    assert run.returncode == 2 and "--tls-ca" in run.stderr
+
+
 def test_serve_refuses_off_loopback_without_tls(tmp_path: Path) -> None:
     run = invoke("serve", "--db", tmp_path / "x.db", "--listen", "0.0.0.0:0")
     assert run.returncode == 2
     assert "not a loopback address" in run.stderr and "--insecure" in run.stderr
     assert listen_problem("0.0.0.0", tls=False, insecure=True) is None
+    assert listen_problem("0.0.0.0", tls=True, insecure=False) is None
+    assert listen_problem("192.168.1.2", tls=False, insecure=False) is not None
     assert listen_problem("::1", tls=False, insecure=False) is None
     assert listen_problem("localhost", tls=False, insecure=False) is None
 

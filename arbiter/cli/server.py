@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import json
+import ssl
 import sys
 
 import typer
@@ -81,6 +82,33 @@ def _address(text: str, option: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _server_tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """``--tls-cert``/``--tls-key`` (both or neither) as a TLS context, or a
+    clear error naming the file."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        fail("--tls-cert and --tls-key go together")
+    from arbiter.server.serve import server_tls
+
+    try:
+        return server_tls(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        fail(f"--tls-cert {cert} / --tls-key {key}: {getattr(exc, 'strerror', None) or exc}")
+
+
+def _client_tls(ca_file: str | None, tls: bool) -> ssl.SSLContext | None:
+    """``--tls`` / ``--tls-ca FILE`` as a TLS context, or a clear error."""
+    if ca_file is None and not tls:
+        return None
+    from arbiter.server.client import client_tls
+
+    try:
+        return client_tls(ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        fail(f"--tls-ca {ca_file}: {getattr(exc, 'strerror', None) or exc}")
+
+
 @app.command()
 def serve(
     db: str = typer.Option(DEFAULT_DB, "--db", help="the results database (tokens, games)"),
@@ -89,13 +117,17 @@ def serve(
                                     help='an arena: "game=troll tc=10+0.1 [maxplies=N] [name=...]"'),
     insecure: bool = typer.Option(False, "--insecure",
                                   help="listen off loopback without TLS (tokens in clear)"),
+    tls_cert: str | None = typer.Option(None, "--tls-cert",
+                                        help="TLS: the server's certificate chain (PEM)"),
+    tls_key: str | None = typer.Option(None, "--tls-key", help="TLS: its private key (PEM)"),
 ) -> None:
     """Serve remote engines (arbiter connect) and play them in arenas; Ctrl-C stops."""
     from arbiter.server.arena import ArenaSpec, ArenaSpecError
     from arbiter.server.listener import listen_problem
 
     host, port = _address(listen, "--listen")
-    problem = listen_problem(host, tls=False, insecure=insecure)
+    tls = _server_tls(tls_cert, tls_key)
+    problem = listen_problem(host, tls=tls is not None, insecure=insecure)
     if problem is not None:
         fail(f"--listen {listen}: {problem}")
     if insecure:
@@ -108,7 +140,7 @@ def serve(
     from arbiter.store import StoreError, TournamentBusyError
 
     try:
-        run_interruptible(lambda: serve_forever(db, host, port, specs))
+        run_interruptible(lambda: serve_forever(db, host, port, specs, tls=tls))
     except (StoreError, TokenError, TournamentBusyError) as exc:
         fail(str(exc))
     except OSError as exc:
@@ -123,6 +155,10 @@ def connect(
     token_text: str = typer.Option(..., "--token", help="the token (arbiter token add)"),
     engine: str = typer.Option(..., "-e", "--engine", help="the engine SPEC to run here"),
     log_dir: str | None = typer.Option(None, "--log", help="write the engine's I/O log here"),
+    tls: bool = typer.Option(False, "--tls", help="TLS, the server checked against the "
+                                                  "system's authorities"),
+    tls_ca: str | None = typer.Option(None, "--tls-ca",
+                                      help="TLS, the server checked against this CA (PEM)"),
 ) -> None:
     """Run an engine here and play it on a server (arbiter serve) until Ctrl-C."""
     from arbiter.engine import EngineError
@@ -131,6 +167,7 @@ def connect(
     from arbiter.server.client import connect as connect_engine
 
     host, port = _address(address, "HOST:PORT")
+    context = _client_tls(tls_ca, tls)
     try:
         config = parse_engine_spec(engine)
     except EngineSpecError as exc:
@@ -138,7 +175,7 @@ def connect(
     log_dir = checked_log_dir(log_dir)
     try:
         reason = run_interruptible(lambda: connect_engine(host, port, token_text, config,
-                                                          log_dir=log_dir))
+                                                          log_dir=log_dir, tls=context))
     except (ConnectError, EngineError) as exc:
         fail(str(exc), EXIT_REFUSED)
     except Interrupted as exc:

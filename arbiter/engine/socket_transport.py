@@ -19,7 +19,7 @@ from arbiter.engine.transport import End, Received, TransportClosed
 from protocol import wire
 from protocol.wire import NEED_DATA, WireConnection, WireError, WireState
 
-__all__ = ["SocketTransport"]
+__all__ = ["SocketTransport", "close_stream"]
 
 #: how long a closing transport waits to hand its ``close`` frame to the
 #: stream (seconds): the reason is a courtesy; a peer that does not read
@@ -155,3 +155,17 @@ class SocketTransport:
     def _ended(self, detail: str) -> None:
         if self._detail is None:
             self._detail = detail
+
+
+async def close_stream(stream: trio.abc.Stream) -> None:
+    """Close ``stream``, even when cancelled, within :data:`CLOSE_SEND_TIMEOUT`
+    (a TLS stream's goodbye is a write, which a peer that does not read blocks);
+    past it, forcefully."""
+    with trio.CancelScope(shield=True):
+        with trio.move_on_after(CLOSE_SEND_TIMEOUT) as scope:
+            try:
+                await stream.aclose()
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
+        if scope.cancelled_caught:
+            await trio.aclose_forcefully(stream)

@@ -12,11 +12,13 @@ server's ``lines`` to the engine's input.  Heartbeats go out every
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Awaitable, Callable
 
 import trio
 
 from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts
+from arbiter.engine.socket_transport import close_stream
 from protocol import wire
 from protocol.codec import LineSplitter
 from protocol.errors import ProtocolError
@@ -140,20 +142,43 @@ class _Client:
             except (wire.LocalWireError, trio.BrokenResourceError, trio.ClosedResourceError,
                     OSError):
                 pass
-        with trio.CancelScope(shield=True):
-            await self.stream.aclose()
+        await close_stream(self.stream)
+
+
+def client_tls(ca_file: str | None) -> ssl.SSLContext:
+    """The client's TLS context: the server's certificate checked against
+    ``ca_file`` (PEM) or, without one, the system's authorities."""
+    return ssl.create_default_context(cafile=ca_file)
+
+
+async def _open(host: str, port: int, tls: ssl.SSLContext | None) -> trio.abc.Stream:
+    """The stream to the server (TLS: its handshake done, the certificate
+    checked for ``host``); :class:`ConnectError` if it cannot be made."""
+    try:
+        if tls is None:
+            return await trio.open_tcp_stream(host, port)
+        stream = await trio.open_ssl_over_tcp_stream(host, port, ssl_context=tls)
+        with trio.fail_after(wire.HANDSHAKE_TIMEOUT):
+            await stream.do_handshake()
+        return stream
+    except OSError as exc:
+        raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
+    except trio.BrokenResourceError as exc:
+        cause = exc.__cause__ or exc
+        raise ConnectError(f"TLS with {host}:{port} failed: {cause}") from None
+    except trio.TooSlowError:
+        raise ConnectError(f"TLS with {host}:{port}: no handshake within "
+                           f"{wire.HANDSHAKE_TIMEOUT:g} s") from None
 
 
 async def connect(host: str, port: int, token: str, config: EngineConfig, *,
-                  timeouts: EngineTimeouts | None = None, log_dir: str | None = None) -> str:
+                  timeouts: EngineTimeouts | None = None, log_dir: str | None = None,
+                  tls: ssl.SSLContext | None = None) -> str:
     """Run the engine of ``config`` for the server at ``host``:``port`` until
     the connection or the engine ends; the reason it ended.  Raises
     :class:`ConnectError` if the connection cannot be made or is refused.
     The engine's process group is gone on return, by every path."""
-    try:
-        stream: trio.abc.Stream = await trio.open_tcp_stream(host, port)
-    except OSError as exc:
-        raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
+    stream = await _open(host, port, tls)
     process = EngineProcess(config, timeouts or EngineTimeouts(), log_dir)
     client = _Client(stream, process)
     hello = wire.Hello(wire.WIRE_VERSION, token, config.name or config.label, config.label)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import trio
 
 from arbiter.engine import Engine, EngineConfig, EngineError, EngineTimeouts
-from arbiter.engine.socket_transport import SocketTransport
+from arbiter.engine.socket_transport import SocketTransport, close_stream
 from arbiter.tokens import TokenStore, valid_name
 from protocol import wire
 from protocol.wire import NEED_DATA, Role, WireConnection, WireError
@@ -162,8 +162,7 @@ class Listener:
             await self._serve(stream, address)
         finally:
             self.connections -= 1
-            with trio.CancelScope(shield=True):
-                await stream.aclose()
+            await close_stream(stream)
 
     async def _serve(self, stream: trio.abc.Stream, address: str) -> None:
         conn = WireConnection(Role.SERVER)
@@ -294,6 +293,8 @@ async def _send_quietly(stream: trio.abc.Stream, data: bytes) -> None:
 
 def _peer(stream: trio.abc.Stream) -> str:
     """The peer's address (no port: failures are counted per host)."""
+    if isinstance(stream, trio.SSLStream):
+        stream = stream.transport_stream
     socket = getattr(stream, "socket", None)
     try:
         return str(socket.getpeername()[0]) if socket is not None else "?"
