@@ -4,6 +4,7 @@ the checks of the command line that need no process (in this process)."""
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import sqlite3
@@ -14,6 +15,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import trio
@@ -369,7 +371,8 @@ async def test_repeated_failures_are_slowed_down(tmp_path: Path,
 
 async def test_limits_per_token_and_name(tmp_path: Path) -> None:
     listener, secrets = _listener(tmp_path)
-    taken = [Remote("alice", f"e{i}", None, None)  # type: ignore[arg-type]  # only counted
+    transport = SimpleNamespace(detached=False)  # only counted: no connection behind them
+    taken = [Remote("alice", f"e{i}", None, transport)  # type: ignore[arg-type]
              for i in range(wire.MAX_CONNECTIONS_PER_TOKEN)]
     listener.registry.by_token["alice"] = taken
     answer = await _answer(listener, _hello(secrets["alice"], "other"))
@@ -428,4 +431,80 @@ def test_client_killed_mid_arena(tmp_path: Path) -> None:
         for client in (ra, rc):
             if client is not None:
                 client.communicate(timeout=PROCESS_TIMEOUT)
+    assert _wait_gone(tag) == []
+
+
+# --------------------------------------------------------------------------
+# Disconnect and resume (specs/wire.md §Disconnect and resume)
+# --------------------------------------------------------------------------
+
+GATE_ENGINE = Path(__file__).parent / "engines_for_tournament" / "gate.py"
+
+
+def gate_spec(name: str, tag: str, gate: Path, after: int) -> str:
+    """An engine that plays ``after`` moves, then waits for the file ``gate``
+    before each further move: a game held in its middle without a timing guess."""
+    return (f"cmd='{PY} {GATE_ENGINE}' name={name} env.TAG={tag} env.GATE={gate} "
+            f"env.GATE_AFTER={after}")
+
+
+def _connect_spec(server: _Server, token: str, engine: str, tag: str) -> subprocess.Popen[str]:
+    return start("connect", f"127.0.0.1:{server.port}", "--token", token, "-e", engine,
+                 env={"TAG": tag})
+
+
+def _kill_mid_game(tmp_path: Path, arena: str, tag: str) -> tuple[_Server, list, str]:
+    """An arena game of ra against rb held by rb's gate, then rb's client
+    killed with SIGKILL (its engine goes with it)."""
+    db = tmp_path / "server.db"
+    bob = _token(db, "bob")
+    server = _Server(db, tag, arena)
+    ra = _connect(server, _token(db, "alice"), "ra", tag)
+    rb = _connect_spec(server, bob, gate_spec("rb", tag, tmp_path / "gate", 3), tag)
+    server.wait_log(" - ", "started")  # the game is on; rb cannot finish it
+    rb.kill()
+    rb.wait(PROCESS_TIMEOUT)
+    return server, [ra], bob
+
+
+def test_a_client_killed_mid_game_comes_back_and_the_game_goes_on(tmp_path: Path) -> None:
+    """Killed with SIGKILL mid-game, then restarted with the same token and
+    name: the server gives the game back (position, clock, the go) and it
+    is played to its end; its remote plies carry the lag fields."""
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    server, clients, bob = _kill_mid_game(tmp_path, "game=troll tc=120+1", tag)
+    try:
+        (tmp_path / "open").touch()
+        clients.append(_connect_spec(server, bob, gate_spec("rb", tag, tmp_path / "open", 0),
+                                     tag))
+        server.wait_log("rb (bob) reconnected")
+        first = server.wait_games(1)[0]
+        assert {first["white"], first["black"]} == {"ra", "rb"}
+        assert first["termination"] not in ("disconnect", "time-forfeit", "crash"), first
+        assert first["plies"] > 6
+        moves = json.loads(first["move_data"])
+        assert all("comp_ms" in ply and "rtt_ms" in ply for ply in moves)
+        assert all(ply["comp_ms"] >= 0 for ply in moves)
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+            assert "the server closed the connection" in err, err
+    assert _wait_gone(tag) == []
+
+
+def test_a_client_killed_mid_game_that_stays_away_loses_by_disconnect(tmp_path: Path) -> None:
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    server, clients, _ = _kill_mid_game(tmp_path, "game=troll tc=3+0.1", tag)
+    try:
+        first = server.wait_games(1)[0]
+        assert first["termination"] == "disconnect", first
+        assert first["result"] == ("0-1" if first["white"] == "rb" else "1-0")
+        assert "rb was disconnected" in first["detail"]
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            client.communicate(timeout=PROCESS_TIMEOUT)
     assert _wait_gone(tag) == []
