@@ -159,7 +159,7 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
         for client in clients:
             _, err = client.communicate(timeout=PROCESS_TIMEOUT)
             assert client.returncode == 0, err
-            assert "the server closed the connection" in err
+            assert "the server closed the connection" in err, err
     assert _wait_gone(tag) == []
     with sqlite3.connect(db) as conn:
         assert conn.execute("select status from tournaments").fetchall() == [("interrupted",)]
