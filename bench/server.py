@@ -59,13 +59,14 @@ def _arbiter(*args: str) -> list[str]:
 # --------------------------------------------------------------------------
 
 
-async def _games(white, black, count: int, moves: list[str]) -> tuple[float, int]:
+async def _games(white, black, count: int, moves: list[str]) -> tuple[float, float, int]:
+    """Wall-clock and this process's CPU seconds of ``count`` games, and their plies."""
     plies = 0
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for _ in range(count):
         record = await play_game(GAME, white, black, tc=TC, maxplies=len(moves))
         plies += len(record.moves)
-    return time.perf_counter() - started, plies
+    return time.perf_counter() - started, time.process_time() - cpu, plies
 
 
 async def overhead(rounds: int, per_round: int) -> None:
@@ -90,17 +91,23 @@ async def overhead(rounds: int, per_round: int) -> None:
             ra.busy = rb.busy = True
             async with open_engine(EngineConfig(cmd=cmd, name="la")) as la, \
                     open_engine(EngineConfig(cmd=cmd, name="lb")) as lb:
-                ratios, pipe_ms, remote_ms = [], [], []
+                ratios, pipe_ms, remote_ms, pipe_cpu, remote_cpu = [], [], [], [], []
                 for _ in range(rounds):
-                    pipe, plies = await _games(la, lb, per_round, moves)
-                    remote, rplies = await _games(ra.engine, rb.engine, per_round, moves)
+                    pipe, cpu, plies = await _games(la, lb, per_round, moves)
+                    remote, rcpu, rplies = await _games(ra.engine, rb.engine, per_round, moves)
                     pipe_ms.append(pipe / plies * 1000)
                     remote_ms.append(remote / rplies * 1000)
+                    pipe_cpu.append(cpu / plies * 1000)
+                    remote_cpu.append(rcpu / rplies * 1000)
                     ratios.append(remote_ms[-1] / pipe_ms[-1])
             print(f"overhead: {len(moves)} plies a game, {rounds} rounds of {per_round} games "
                   f"each way; load average {os.getloadavg()[0]:.2f}")
-            print(f"  pipe   {statistics.median(pipe_ms):.3f} ms/ply (median of rounds)")
-            print(f"  remote {statistics.median(remote_ms):.3f} ms/ply")
+            print(f"  pipe   {statistics.median(pipe_ms):.3f} ms/ply wall, "
+                  f"{statistics.median(pipe_cpu):.3f} ms/ply arbiter CPU (medians of rounds)")
+            print(f"  remote {statistics.median(remote_ms):.3f} ms/ply wall, "
+                  f"{statistics.median(remote_cpu):.3f} ms/ply server CPU")
+            print(f"  server CPU remote/pipe "
+                  f"{statistics.median(remote_cpu) / statistics.median(pipe_cpu):.2f}x")
             print(f"  remote/pipe {statistics.median(ratios):.2f}x "
                   f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)})")
             for client in clients:

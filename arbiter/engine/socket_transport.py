@@ -34,6 +34,7 @@ ending the engine's stream; the clock goes on meanwhile.
 
 from __future__ import annotations
 
+import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 
@@ -44,7 +45,7 @@ from arbiter.engine.transport import End, Received, TransportClosed
 from protocol import wire
 from protocol.wire import NEED_DATA, FrameRate, LagQuota, WireConnection, WireError, WireState
 
-__all__ = ["SocketTransport", "close_stream"]
+__all__ = ["SocketTransport", "close_stream", "write_now"]
 
 #: how long a closing transport waits to hand its last frames (``close``) to
 #: the stream (seconds): the reason is a courtesy; a peer that does not read
@@ -493,6 +494,12 @@ class SocketTransport:
             self._outbox.clear()
             self._end(f"did not read: over {wire.MAX_SEND_BUFFER} bytes queued for it")
             return
+        if not self._outbox and not self._in_flight and self.detached_since is None:
+            sent = write_now(self._stream, data)
+            if sent == len(data):
+                self._last_sent = trio.current_time()
+                return
+            data = data[sent:]
         self._outbox += data
         self._wake_writer.set()
 
@@ -512,6 +519,22 @@ class SocketTransport:
         if self._scope is not None:  # the last frames get a bounded time, a stuck write none more
             self._scope.deadline = min(self._scope.deadline,
                                        trio.current_time() + CLOSE_SEND_TIMEOUT)
+
+
+def write_now(stream: trio.abc.Stream, data: bytes) -> int:
+    """Bytes of ``data`` written at once to a plain TCP ``stream`` (its
+    socket is non-blocking), without waiting; 0 for any other stream or
+    when the socket is full or broken (the writer task then deals with it).
+
+    Kept for speed (one seam, as ``PipeTransport`` writes its pipe): the
+    usual frame goes out in the sender's own step, not one scheduler pass
+    later in the writer's (``bench/README.md`` §The match server)."""
+    if type(stream) is not trio.SocketStream:
+        return 0
+    try:
+        return os.write(stream.socket.fileno(), data)
+    except OSError:  # BlockingIOError (full) or a broken connection
+        return 0
 
 
 def _quota_of(go: str) -> LagQuota | None:

@@ -12,6 +12,7 @@ server's ``lines`` to the engine's input.  Heartbeats go out every
 
 from __future__ import annotations
 
+import os
 import ssl
 import sys
 from collections.abc import Awaitable, Callable
@@ -19,7 +20,7 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts
-from arbiter.engine.socket_transport import close_stream
+from arbiter.engine.socket_transport import write_now, close_stream
 from protocol import wire
 from protocol.codec import LineSplitter
 from protocol.errors import ProtocolError
@@ -46,6 +47,18 @@ class _Client:
         self.dropped: str | None = None  # why the connection dropped (a reconnect may follow)
 
     async def send(self, frame: wire.Frame) -> None:
+        """Write ``frame`` whole: at once when the socket takes it (the usual
+        case, no scheduler pass), else through the stream under the lock."""
+        if not self._lock.locked():
+            data = self.conn.send(frame)
+            sent = write_now(self.stream, data)
+            if sent == len(data):
+                self._last_sent = trio.current_time()
+                return
+            async with self._lock:
+                await self.stream.send_all(data[sent:])
+                self._last_sent = trio.current_time()
+            return
         async with self._lock:
             data = self.conn.send(frame)
             await self.stream.send_all(data)
@@ -99,8 +112,8 @@ class _Client:
                 if any(line.startswith("go") for line in frame.lines):
                     self._go_at = trio.current_time()
                 try:
-                    await stdin.send_all("".join(f"{line}\n" for line in frame.lines).encode())
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    await _write_all(stdin, "".join(f"{line}\n" for line in frame.lines).encode())
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     self.ended = "the engine closed its input"
                     return
             elif isinstance(frame, wire.Sync):
@@ -156,6 +169,18 @@ class _Client:
                     OSError):
                 pass
         await close_stream(self.stream)
+
+
+async def _write_all(stdin: trio.abc.SendStream, data: bytes) -> None:
+    """``data`` to the engine's input: one ``os.write`` on the non-blocking
+    pipe, trio's ``send_all`` only for what it did not take (as
+    ``PipeTransport`` does)."""
+    try:
+        sent = os.write(stdin.fileno(), data)  # type: ignore[attr-defined]  # trio's pipe streams have it
+    except BlockingIOError:
+        sent = 0
+    if sent < len(data):
+        await stdin.send_all(data[sent:])
 
 
 def client_tls(ca_file: str | None) -> ssl.SSLContext:
