@@ -35,6 +35,7 @@ import math
 import os
 import sqlite3
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -191,6 +192,8 @@ class Tournament:
         self.tournament_id = tournament_id
         self.observer = observer or Observer()
         self.timeouts = timeouts
+        #: where engines come from (a run with remote engines sets another source)
+        self.open_engine: Callable[..., AbstractAsyncContextManager[Engine]] = open_engine
         self.game = get_game(config.game)
         self.time_control = TimeControl.parse(config.tc)
         self.sprt = config.sprt_test()
@@ -397,8 +400,8 @@ class Tournament:
         """Run engine ``name`` until released (its own task; see :class:`_Held`)."""
         release, gone = trio.Event(), trio.Event()
         try:
-            async with open_engine(self.config.engine(name), timeouts=self.timeouts,
-                                   log_dir=self.config.log_dir) as engine:
+            async with self.open_engine(self.config.engine(name), timeouts=self.timeouts,
+                                        log_dir=self.config.log_dir) as engine:
                 task_status.started(_Held(engine, release, gone))
                 await release.wait()
         finally:

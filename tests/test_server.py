@@ -508,3 +508,46 @@ def test_a_client_killed_mid_game_that_stays_away_loses_by_disconnect(tmp_path: 
         for client in clients:
             client.communicate(timeout=PROCESS_TIMEOUT)
     assert _wait_gone(tag) == []
+
+
+# --------------------------------------------------------------------------
+# Remote participants of a tournament (specs/wire.md §Remote participants)
+# --------------------------------------------------------------------------
+
+
+def test_a_remote_engine_plays_a_tournament_beside_a_local_one(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    bob = _token(db, "bob")
+    run = start("tournament", "-g", "troll", "-e", spec("local", tag), "-e", "remote:rb",
+                "--listen", "127.0.0.1:0", "--wait-engines", "120", "--games", "2",
+                "--tc", "20+0.2", "--db", db, "--plain", env={"TAG": tag})
+    assert run.stderr is not None
+    port = None
+    err = ""
+    for line in run.stderr:
+        err += line
+        if "listening on " in line:
+            port = int(line.rsplit(":", 1)[1])
+            break
+    assert port is not None, err
+    client = start("connect", f"127.0.0.1:{port}", "--token", bob, "-e", spec("rb", tag),
+                   env={"TAG": tag})
+    out, rest = run.communicate(timeout=PROCESS_TIMEOUT)
+    assert run.returncode == 0, err + rest
+    _, client_err = client.communicate(timeout=PROCESS_TIMEOUT)
+    assert client.returncode == 0, client_err
+    with sqlite3.connect(db) as conn:
+        games = conn.execute("select white, black, result from games").fetchall()
+    assert sorted((w, b) for w, b, _ in games) == [("local", "rb"), ("rb", "local")]
+    assert _wait_gone(tag) == []
+
+
+def test_remote_engines_are_waited_for_within_a_bound(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    run = invoke("match", "troll", f"cmd='{PY} -m sample_engines.random' name=la", "remote:rb",
+                 "--listen", "127.0.0.1:0", "--wait-engines", "0.2", "--db", db)
+    assert run.returncode == 1, run.stderr
+    assert "--wait-engines 0.2: not connected in time: remote:rb" in run.stderr
+    run = invoke("match", "troll", f"cmd='{PY} -m sample_engines.random'", "remote:rb", "--db", db)
+    assert run.returncode == 2 and "remote:rb needs --listen" in run.stderr

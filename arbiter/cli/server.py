@@ -13,6 +13,8 @@ import enum
 import json
 import ssl
 import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import typer
 
@@ -181,3 +183,40 @@ def connect(
     except Interrupted as exc:
         exit_interrupted(exc, "engine stopped, connection closed")
     print(f"arbiter connect: {reason}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------
+# remote participants of a tournament or a match (specs/wire.md)
+# --------------------------------------------------------------------------
+
+
+def remote_runner(tournament: Any, config: Any, db: str, listen: str | None,
+                  wait: float | None) -> Callable[[], Awaitable[Any]] | None:
+    """The run of ``tournament`` with its ``remote:NAME`` engines (a listener
+    on ``--listen``, the engines waited for ``--wait-engines`` seconds), or
+    None when it has none (and no --listen was given).  Exits 2 on bad options."""
+    from arbiter.server.remote_run import DEFAULT_WAIT_ENGINES, remote_name, run_with_remotes
+
+    names = [n for n in (remote_name(engine) for engine in config.engines) if n is not None]
+    if not names:
+        if listen is not None:
+            fail("--listen is for remote engines: give -e remote:NAME")
+        return None
+    if listen is None:
+        fail(f"remote:{names[0]} needs --listen HOST:PORT (where it connects)")
+    host, port = _address(listen, "--listen")
+    from arbiter.server.listener import listen_problem
+
+    problem = listen_problem(host, tls=False, insecure=False)
+    if problem is not None:
+        fail(f"--listen {listen}: {problem}")
+
+    def log(text: str) -> None:
+        print(f"arbiter: {text}", file=sys.stderr, flush=True)
+
+    async def play(engines: Any) -> Any:
+        tournament.open_engine = engines.open
+        return await tournament.run()
+
+    return lambda: run_with_remotes(play, db=db, host=host, port=port, names=names,
+                                    wait=DEFAULT_WAIT_ENGINES if wait is None else wait, log=log)

@@ -57,11 +57,19 @@ def _display(plain: bool, as_json: bool):
 
 
 def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool,
-         as_json: bool) -> RunResult:
-    """Play the tournament; the first signal stops it cleanly (:meth:`Tournament.stop`)."""
+         as_json: bool, remote: tuple[str | None, float | None] = (None, None)) -> RunResult:
+    """Play the tournament; the first signal stops it cleanly (:meth:`Tournament.stop`).
+    ``remote``: ``--listen`` and ``--wait-engines`` for ``remote:NAME`` engines."""
+    from arbiter.server.remote_run import RemoteWaitError
+
+    from .server import remote_runner
+
     tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json))
     try:
-        return run_interruptible(tournament.run, stop=tournament.stop)
+        main = remote_runner(tournament, config, str(store.path), *remote) or tournament.run
+        return run_interruptible(main, stop=tournament.stop)
+    except RemoteWaitError as exc:
+        fail(f"{exc}; nothing was played", EXIT_ABORTED)
     except TournamentBusyError as exc:
         fail(f"{exc}; nothing was started", EXIT_BUSY)
     except (sqlite3.Error, StoreError) as exc:  # before the first game (a failure during the run aborts it)
@@ -105,7 +113,8 @@ def _exit_for(result: RunResult) -> None:
 
 
 def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_json: bool,
-               resume_id: int | None = None) -> None:
+               resume_id: int | None = None,
+               remote: tuple[str | None, float | None] = (None, None)) -> None:
     """Find or create the tournament, play what is left, print the standings."""
     checked_log_dir(config.log_dir)
     checked_record_file(config.pgn)
@@ -125,7 +134,7 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
             if how == "resume":
                 print(f"arbiter: resuming tournament {tournament_id} ({config.name}) in {db}",
                       file=sys.stderr)
-            result = _run(store, config, tournament_id, plain, as_json)
+            result = _run(store, config, tournament_id, plain, as_json, remote)
             if result.status in (ABORTED, INTERRUPTED):
                 _summary(store, tournament_id, as_json)
                 _exit_for(result)
@@ -196,6 +205,8 @@ def tournament(
     log: str | None = typer.Option(None, "--log", help="write each engine's I/O log into DIR"),
     plain: bool = typer.Option(False, "--plain", help="one line per game even on a terminal"),
     as_json: bool = typer.Option(False, "--json", help="print the final standings as JSON"),
+    listen: str | None = typer.Option(None, "--listen", help="HOST:PORT where -e remote:NAME engines connect"),
+    wait_engines: float | None = typer.Option(None, "--wait-engines", help="seconds to wait for the remote engines (default 120)"),
 ) -> None:
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
@@ -212,7 +223,7 @@ def tournament(
         flags.pop("engine")
         config, file_db = _build(config_file, engine, engines_file, flags)
     run_config(config, db or file_db or DEFAULT_DB, new=new, plain=plain, as_json=as_json,
-               resume_id=resume)
+               resume_id=resume, remote=(listen, wait_engines))
 
 
 def _check_numbers(flags: dict[str, Any]) -> None:
@@ -249,6 +260,8 @@ def match(
     log: str | None = typer.Option(None, "--log", help="engine I/O logs into DIR"),
     plain: bool = typer.Option(False, "--plain", help="one line per game"),
     as_json: bool = typer.Option(False, "--json", help="final standings as JSON"),
+    listen: str | None = typer.Option(None, "--listen", help="HOST:PORT where -e remote:NAME engines connect"),
+    wait_engines: float | None = typer.Option(None, "--wait-engines", help="seconds to wait for the remote engines (default 120)"),
 ) -> None:
     """A match between two engines (a two-engine tournament; SPRT optional)."""
     if games is None and sprt is not None:
@@ -260,7 +273,7 @@ def match(
                  name=name or f"{game.strip().lower()} match")
     _check_numbers(flags)
     config, _ = _build(None, [first, second], engines_file, flags)
-    run_config(config, db, new=new, plain=plain, as_json=as_json)
+    run_config(config, db, new=new, plain=plain, as_json=as_json, remote=(listen, wait_engines))
 
 
 def _status_shown(status: str, running_now: bool) -> str:

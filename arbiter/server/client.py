@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts
-from arbiter.engine.socket_transport import write_now, close_stream
+from arbiter.engine.socket_transport import close_stream, write_now
 from protocol import wire
 from protocol.codec import LineSplitter
 from protocol.errors import ProtocolError
