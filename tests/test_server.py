@@ -163,6 +163,17 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
     assert _wait_gone(tag) == []
     with sqlite3.connect(db) as conn:
         assert conn.execute("select status from tournaments").fetchall() == [("interrupted",)]
+        stored = conn.execute("select count(*) from games").fetchone()[0]
+    standings = invoke("standings", "--db", db, "--arena", "troll arena", "--json")
+    assert standings.returncode == 0, standings.stderr
+    table = json.loads(standings.stdout)
+    assert table["tournament"]["format"] == "arena" and table["tournament"]["done"] == stored
+    exported = invoke("export", "--db", db, "--format", "jsonl")
+    assert exported.returncode == 0, exported.stderr
+    records = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert len(records) == stored and {r["record"]["white"] for r in records} == {"ra", "rb"}
+    missing = invoke("standings", "--db", db, "--arena", "nope")
+    assert missing.returncode == 2 and "no arena named 'nope'" in missing.stderr
 
 
 def test_arena_over_tls(tmp_path: Path) -> None:

@@ -299,6 +299,7 @@ def standings(
     tournament_id: int | None = typer.Option(None, "--tournament", "-t", help="tournament ID (default: the latest)"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable"),
     list_all: bool = typer.Option(False, "--list", help="list the tournaments of the database"),
+    arena: str | None = typer.Option(None, "--arena", help="the arena NAME of arbiter serve"),
 ) -> None:
     """Standings of a tournament, also while it is running."""
     with _open_store(db, readonly=True) as store:
@@ -316,6 +317,11 @@ def standings(
                                f"{r['done']}/{r['total_games']} games  "
                                f"{_status_shown(r['status'], r['running_now'])}")
             return
+        if arena is not None:  # specs/wire.md §The server and the client
+            tournament_id = next((r["id"] for r in reversed(store.tournaments())
+                                  if r["format"] == "arena" and r["name"] == arena), None)
+            if tournament_id is None:
+                fail(f"{db}: no arena named {arena!r}")
         tournament = (store.tournament(tournament_id) if tournament_id is not None
                       else store.latest_tournament())
         if tournament is None:
