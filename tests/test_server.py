@@ -28,7 +28,7 @@ from arbiter.server.arena import ArenaSpec, ArenaSpecError
 from arbiter.server.listener import Listener, Registry, Remote, listen_problem
 from arbiter.tokens import TokenStore
 from protocol import wire
-from protocol.wire import CLIENT, NEED_DATA, WireConnection
+from protocol.wire import CLIENT, NEED_DATA, WireConnection, encode_frame
 
 PY = sys.executable
 
@@ -106,6 +106,23 @@ def _connect(server: _Server, token: str, name: str, tag: str,
                  *options, env={"TAG": tag})
 
 
+def _raw_hello(server: _Server, token: str, name: str) -> socket.socket:
+    """A raw connection that sends its hello and reads nothing more."""
+    sock = socket.create_connection(("127.0.0.1", server.port))
+    sock.sendall(WireConnection(CLIENT).send(wire.Hello(wire.WIRE_VERSION, token, name, "raw")))
+    return sock
+
+
+def _flood(sock: socket.socket, stop: threading.Event) -> None:
+    """Heartbeat frames as fast as the socket takes them, until ``stop``."""
+    beats = b"".join(encode_frame(wire.Heartbeat()) for _ in range(1000))
+    try:
+        while not stop.is_set():
+            sock.sendall(beats)
+    except OSError:
+        pass  # closed by the server
+
+
 def _frames_until_eof(sock: socket.socket) -> bytes:
     """What the server sends until it closes the connection."""
     received = b""
@@ -149,10 +166,22 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
             sock.sendall(struct.pack(">I", 1 << 30))  # over the frame limit
             assert b"over the limit" in _frames_until_eof(sock)
 
+        # a client that floods and one that stops reading, each on its own connection
+        flooder, deaf = _raw_hello(server, _token(db, "carol"), "fl"), \
+            _raw_hello(server, _token(db, "dave"), "nr")
+        stop = threading.Event()
+        flood = threading.Thread(target=_flood, args=(flooder, stop), daemon=True)
+        flood.start()
         played = len(server.games())
         games = server.wait_games(played + 2)  # the arena goes on, both colours
         assert {(g["white"], g["black"]) for g in games} == {("ra", "rb"), ("rb", "ra")}
+        assert all(g["termination"] not in FAULTS for g in games[played:])
         assert all(client.poll() is None for client in clients)
+        server.wait_log("fl (carol): ", "nr (dave): ")  # each closed with its reason
+        stop.set()
+        flood.join()
+        flooder.close()
+        deaf.close()
     finally:
         server.proc.send_signal(signal.SIGINT)
         assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
