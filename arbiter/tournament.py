@@ -194,6 +194,8 @@ class Tournament:
         self.timeouts = timeouts
         #: where engines come from (a run with remote engines sets another source)
         self.open_engine: Callable[..., AbstractAsyncContextManager[Engine]] = open_engine
+        #: what completes a game's record from its engines (remote engines' lag), if set
+        self.settle: Callable[[GameRecord, Engine, Engine], GameRecord] | None = None
         self.game = get_game(config.game)
         self.time_control = TimeControl.parse(config.tc)
         self.sprt = config.sprt_test()
@@ -424,11 +426,13 @@ class Tournament:
                 for name in missing:
                     held[name] = await engines.start(self._hold, name)
         opening = scheduled.opening
-        return await play_game(
-            self.game, held[scheduled.white].engine, held[scheduled.black].engine,
+        white, black = held[scheduled.white].engine, held[scheduled.black].engine
+        record = await play_game(
+            self.game, white, black,
             fen=opening.fen, opening_moves=opening.moves,
             tc=self.time_control, timemargin_ms=self.config.timemargin_ms,
             maxplies=self.config.maxplies, stall_ms=self.config.stall_ms)
+        return record if self.settle is None else self.settle(record, white, black)
 
     async def _after_game(self, scheduled: ScheduledGame, record: GameRecord,
                           held: dict[str, _Held]) -> None:

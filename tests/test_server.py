@@ -578,8 +578,12 @@ def test_a_remote_engine_plays_a_tournament_beside_a_local_one(tmp_path: Path) -
     _, client_err = client.communicate(timeout=PROCESS_TIMEOUT)
     assert client.returncode == 0, client_err
     with sqlite3.connect(db) as conn:
-        games = conn.execute("select white, black, result from games").fetchall()
+        games = conn.execute("select white, black, move_data from games").fetchall()
     assert sorted((w, b) for w, b, _ in games) == [("local", "rb"), ("rb", "local")]
+    for white, _, move_data in games:  # the remote plies carry their lag, the local ones not
+        remote = "white" if white == "rb" else "black"
+        for ply in json.loads(move_data):
+            assert ("comp_ms" in ply) == (ply["color"] == remote), ply
     assert _wait_gone(tag) == []
 
 
