@@ -595,3 +595,31 @@ def test_remote_engines_are_waited_for_within_a_bound(tmp_path: Path) -> None:
     assert "--wait-engines 0.2: not connected in time: remote:rb" in run.stderr
     run = invoke("match", "troll", f"cmd='{PY} -m sample_engines.random'", "remote:rb", "--db", db)
     assert run.returncode == 2 and "remote:rb needs --listen" in run.stderr
+
+
+def test_connect_reconnects_when_the_server_comes_back(tmp_path: Path) -> None:
+    """specs/wire.md §Disconnect and resume: a server killed with SIGKILL and
+    started again on the same port: the clients reconnect by themselves
+    (backoff), with fresh engines, and the arena plays them."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    alice, bob = _token(db, "alice"), _token(db, "bob")
+    first = _Server(db, tag, None)
+    clients = [_connect(first, alice, "ra", tag), _connect(first, bob, "rb", tag)]
+    second: _Server | None = None
+    try:
+        first.wait_log("ra (alice) connected", "rb (bob) connected")
+        first.proc.kill()
+        first.proc.wait(PROCESS_TIMEOUT)
+        # the same port (a later --listen wins over the helper's port 0)
+        second = _Server(db, tag, ARENA, "--listen", f"127.0.0.1:{first.port}")
+        second.wait_log("ra (alice) connected", "rb (bob) connected")
+        assert {g["white"] for g in second.wait_games(1)} <= {"ra", "rb"}
+    finally:
+        if second is not None:
+            second.proc.send_signal(signal.SIGINT)
+            assert second.proc.wait(PROCESS_TIMEOUT) == 130, "".join(second.lines)
+        for client in clients:
+            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+            assert "reconnecting" in err, err
+    assert _wait_gone(tag) == []
