@@ -107,6 +107,10 @@ def _no_nul(config: EngineConfig, where: str) -> EngineConfig:
     return config
 
 
+#: a SPEC ``remote:NAME``: an engine that connects over the wire (``arbiter connect``)
+REMOTE_PREFIX = "remote:"
+
+
 def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
                       engines_file: str | None = None, each: str | None = None) -> EngineConfig:
     """An :class:`EngineConfig` from a SPEC (see the module docstring).
@@ -122,7 +126,12 @@ def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
     if not words:
         raise EngineSpecError("empty engine spec: give cmd=... or the name of an engine from an engines file")
     base: EngineConfig | None = None
-    if "=" not in words[0] and not words[0].startswith("option."):
+    if words[0].startswith(REMOTE_PREFIX) and "=" not in words[0]:  # specs/wire.md §Remote participants
+        name = words.pop(0)[len(REMOTE_PREFIX):]
+        if not name:
+            raise EngineSpecError(f"{where}: give remote:NAME, the name the engine connects with")
+        base = EngineConfig(cmd=REMOTE_PREFIX + name, name=name)
+    elif "=" not in words[0] and not words[0].startswith("option."):
         base = _named(words.pop(0), engines, engines_file, where)
     own = _items(words, where)
     for key, value in own:

@@ -46,6 +46,7 @@ class MatchTermination(enum.StrEnum):
     ADJUDICATED_RESIGN = "adjudicated-resign"  # --resign: the engines' scores say one side is lost
     ADJUDICATED_DRAW = "adjudicated-draw"  # --draw: both engines' scores stayed near zero
     HANDSHAKE_FAILURE = "handshake-failure"  # never in a record: the game is not played
+    DISCONNECT = "disconnect"  # a remote engine gone mid-game did not come back in its time: it loses
 
 
 #: Why a game ended: the rules' reason or the arbiter's.
@@ -150,21 +151,27 @@ class Ply:
     depth: int | None = None
     nodes: int | None = None
     pv: list[str] = field(default_factory=list)
+    rtt_ms: int | None = None  # a remote engine's: the last round trip measured (specs/wire.md)
+    comp_ms: int | None = None  # a remote engine's: the lag compensation of this ply
 
     def __post_init__(self) -> None:
         if self.score is not None and not isinstance(self.score, Score):
             self.score = Score.parse(self.score)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"move": self.move, "color": self.color, "time_ms": self.time_ms,
+        data = {"move": self.move, "color": self.color, "time_ms": self.time_ms,
                 "clock_ms": self.clock_ms, "engine_time_ms": self.engine_time_ms,
                 "score": None if self.score is None else str(self.score),
                 "depth": self.depth, "nodes": self.nodes, "pv": list(self.pv)}
+        if self.comp_ms is not None:  # a remote engine's ply only
+            data["rtt_ms"], data["comp_ms"] = self.rtt_ms, self.comp_ms
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Ply:
         fields: dict[str, Any] = {k: data.get(k) for k in (
-            "move", "color", "time_ms", "clock_ms", "engine_time_ms", "score", "depth", "nodes")}
+            "move", "color", "time_ms", "clock_ms", "engine_time_ms", "score", "depth", "nodes",
+            "rtt_ms", "comp_ms")}
         return cls(**fields, pv=list(data.get("pv") or []))
 
 

@@ -35,6 +35,7 @@ import math
 import os
 import sqlite3
 from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -44,6 +45,7 @@ from arbiter import records
 from arbiter.clock import TimeControl
 from arbiter.config import TournamentConfig
 from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
+from arbiter.enginespec import REMOTE_PREFIX
 from arbiter.games import get_game
 from arbiter.live import LiveGames
 from arbiter.match import play_game
@@ -148,7 +150,8 @@ async def check_engines(config: TournamentConfig, *, timeouts: EngineTimeouts | 
 
     async with trio.open_nursery() as nursery:
         for engine_config in config.engines:
-            nursery.start_soon(one, engine_config)
+            if not engine_config.cmd.startswith(REMOTE_PREFIX):  # a remote engine is waited for in the run
+                nursery.start_soon(one, engine_config)
     for engine_config in config.engines:
         if engine_config.label in failed:
             raise failed[engine_config.label]
@@ -255,6 +258,10 @@ class Tournament:
         self.tournament_id = tournament_id
         self.observer = observer or Observer()
         self.timeouts = timeouts
+        #: where engines come from (a run with remote engines sets another source)
+        self.open_engine: Callable[..., AbstractAsyncContextManager[Engine]] = open_engine
+        #: what completes a game's record from its engines (remote engines' lag), if set
+        self.settle: Callable[[GameRecord, Engine, Engine], GameRecord] | None = None
         self.game = get_game(config.game)
         self.time_control = TimeControl.parse(config.tc)
         self.sprt = config.sprt_test()
@@ -468,8 +475,8 @@ class Tournament:
         """Run engine ``name`` until released (its own task; see :class:`_Held`)."""
         release, gone = trio.Event(), trio.Event()
         try:
-            async with open_engine(self.config.engine(name), timeouts=self.timeouts,
-                                   log_dir=self.config.log_dir) as engine:
+            async with self.open_engine(self.config.engine(name), timeouts=self.timeouts,
+                                        log_dir=self.config.log_dir) as engine:
                 await self._store_build(name, engine)
                 task_status.started(_Held(engine, release, gone))
                 await release.wait()
@@ -503,12 +510,14 @@ class Tournament:
                 for name in missing:
                     held[name] = await engines.start(self._hold, name)
         opening = scheduled.opening
-        return await play_game(
-            self.game, held[scheduled.white].engine, held[scheduled.black].engine,
+        white, black = held[scheduled.white].engine, held[scheduled.black].engine
+        record = await play_game(
+            self.game, white, black,
             fen=opening.fen, opening_moves=opening.moves,
             tc=self.time_control, timemargin_ms=self.config.timemargin_ms,
             maxplies=self.config.maxplies, adjudication=self.config.adjudication(),
             stall_ms=self.config.stall_ms, on_move=self.live.mover(scheduled.key))
+        return record if self.settle is None else self.settle(record, white, black)
 
     async def _after_game(self, scheduled: ScheduledGame, record: GameRecord,
                           held: dict[str, _Held]) -> None:

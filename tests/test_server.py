@@ -4,6 +4,7 @@ the checks of the command line that need no process (in this process)."""
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import sqlite3
@@ -14,6 +15,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import trio
@@ -26,7 +28,7 @@ from arbiter.server.arena import ArenaSpec, ArenaSpecError
 from arbiter.server.listener import Listener, Registry, Remote, listen_problem
 from arbiter.tokens import TokenStore
 from protocol import wire
-from protocol.wire import CLIENT, NEED_DATA, WireConnection
+from protocol.wire import CLIENT, NEED_DATA, WireConnection, encode_frame
 
 PY = sys.executable
 
@@ -51,10 +53,10 @@ class _Server:
     """An ``arbiter serve`` process; its stderr read by a thread (the port it
     took, then its log), so that it never blocks on a full pipe."""
 
-    def __init__(self, db: Path, tag: str, arena: str | None = ARENA):
+    def __init__(self, db: Path, tag: str, arena: str | None = ARENA, *options: str | Path):
         self.db = db
         self.proc = start("serve", "--db", db, "--listen", "127.0.0.1:0",
-                          *(("--arena", arena) if arena else ()), env={"TAG": tag})
+                          *(("--arena", arena) if arena else ()), *options, env={"TAG": tag})
         self.lines: list[str] = []
         self._port: int | None = None
         self._ready = threading.Event()
@@ -98,9 +100,27 @@ class _Server:
         return games
 
 
-def _connect(server: _Server, token: str, name: str, tag: str) -> subprocess.Popen[str]:
+def _connect(server: _Server, token: str, name: str, tag: str,
+             *options: str | Path) -> subprocess.Popen[str]:
     return start("connect", f"127.0.0.1:{server.port}", "--token", token, "-e", spec(name, tag),
-                 env={"TAG": tag})
+                 *options, env={"TAG": tag})
+
+
+def _raw_hello(server: _Server, token: str, name: str) -> socket.socket:
+    """A raw connection that sends its hello and reads nothing more."""
+    sock = socket.create_connection(("127.0.0.1", server.port))
+    sock.sendall(WireConnection(CLIENT).send(wire.Hello(wire.WIRE_VERSION, token, name, "raw")))
+    return sock
+
+
+def _flood(sock: socket.socket, stop: threading.Event) -> None:
+    """Heartbeat frames as fast as the socket takes them, until ``stop``."""
+    beats = b"".join(encode_frame(wire.Heartbeat()) for _ in range(1000))
+    try:
+        while not stop.is_set():
+            sock.sendall(beats)
+    except OSError:
+        pass  # closed by the server
 
 
 def _frames_until_eof(sock: socket.socket) -> bytes:
@@ -146,20 +166,93 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
             sock.sendall(struct.pack(">I", 1 << 30))  # over the frame limit
             assert b"over the limit" in _frames_until_eof(sock)
 
+        # a client that floods and one that stops reading, each on its own connection
+        flooder, deaf = _raw_hello(server, _token(db, "carol"), "fl"), \
+            _raw_hello(server, _token(db, "dave"), "nr")
+        stop = threading.Event()
+        flood = threading.Thread(target=_flood, args=(flooder, stop), daemon=True)
+        flood.start()
         played = len(server.games())
         games = server.wait_games(played + 2)  # the arena goes on, both colours
         assert {(g["white"], g["black"]) for g in games} == {("ra", "rb"), ("rb", "ra")}
+        assert all(g["termination"] not in FAULTS for g in games[played:])
         assert all(client.poll() is None for client in clients)
+        server.wait_log("fl (carol): ", "nr (dave): ")  # each closed with its reason
+        stop.set()
+        flood.join()
+        flooder.close()
+        deaf.close()
     finally:
         server.proc.send_signal(signal.SIGINT)
         assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
         for client in clients:
             _, err = client.communicate(timeout=PROCESS_TIMEOUT)
             assert client.returncode == 0, err
-            assert "the server closed the connection" in err
+            assert "the server closed the connection" in err, err
     assert _wait_gone(tag) == []
     with sqlite3.connect(db) as conn:
         assert conn.execute("select status from tournaments").fetchall() == [("interrupted",)]
+        stored = conn.execute("select count(*) from games").fetchone()[0]
+    standings = invoke("standings", "--db", db, "--arena", "troll arena", "--json")
+    assert standings.returncode == 0, standings.stderr
+    table = json.loads(standings.stdout)
+    assert table["tournament"]["format"] == "arena" and table["tournament"]["done"] == stored
+    exported = invoke("export", "--db", db, "--format", "jsonl")
+    assert exported.returncode == 0, exported.stderr
+    records = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert len(records) == stored and {r["record"]["white"] for r in records} == {"ra", "rb"}
+    missing = invoke("standings", "--db", db, "--arena", "nope")
+    assert missing.returncode == 2 and "no arena named 'nope'" in missing.stderr
+
+
+def test_arena_over_tls(tmp_path: Path) -> None:
+    """specs/wire.md §Transport: with --tls-cert/--tls-key the arena plays
+    over TLS (clients checking the server against --tls-ca); a plain-TCP
+    client and one trusting another authority do not get in."""
+    trustme = pytest.importorskip("trustme")
+    ca, other = trustme.CA(), trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    cert_file, key_file, ca_file, other_file = (tmp_path / n for n in
+                                                ("cert.pem", "key.pem", "ca.pem", "other.pem"))
+    cert.private_key_and_cert_chain_pem.write_to_path(str(cert_file))
+    cert.private_key_pem.write_to_path(str(key_file))
+    ca.cert_pem.write_to_path(str(ca_file))
+    other.cert_pem.write_to_path(str(other_file))
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    alice, bob = _token(db, "alice"), _token(db, "bob")
+    server = _Server(db, tag, ARENA, "--tls-cert", cert_file, "--tls-key", key_file)
+    clients = [_connect(server, alice, "ra", tag, "--tls-ca", ca_file),
+               _connect(server, bob, "rb", tag, "--tls-ca", ca_file)]
+    try:
+        first = server.wait_games(1)[0]
+        assert {first["white"], first["black"]} == {"ra", "rb"} and first["plies"] > 0
+        untrusted = arbiter("connect", f"127.0.0.1:{server.port}", "--token", bob, "-e",
+                            spec("rc", tag), "--tls-ca", other_file, env={"TAG": tag})
+        assert untrusted.returncode == 1 and "TLS with 127.0.0.1" in untrusted.stderr
+        plain = arbiter("connect", f"127.0.0.1:{server.port}", "--token", bob, "-e",
+                        spec("rd", tag), env={"TAG": tag})
+        assert plain.returncode == 1, plain.stderr
+        server.wait_games(len(server.games()) + 1)  # the arena went on
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+            assert client.returncode == 0, err
+    assert "TLS: every connection is encrypted" in "".join(server.lines)
+    assert _wait_gone(tag) == []
+
+
+def test_tls_options_are_checked(tmp_path: Path) -> None:
+    run = invoke("serve", "--db", tmp_path / "x.db", "--tls-cert", tmp_path / "none.pem")
+    assert run.returncode == 2 and "--tls-cert and --tls-key go together" in run.stderr
+    run = invoke("serve", "--db", tmp_path / "x.db", "--tls-cert", tmp_path / "none.pem",
+                 "--tls-key", tmp_path / "none.pem")
+    assert run.returncode == 2 and "none.pem" in run.stderr
+    run = invoke("connect", "127.0.0.1:1", "--token", "a.b", "-e", "cmd=x",
+                 "--tls-ca", tmp_path / "none.pem")
+    assert run.returncode == 2 and "--tls-ca" in run.stderr
 
 
 def test_serve_refuses_off_loopback_without_tls(tmp_path: Path) -> None:
@@ -167,6 +260,8 @@ def test_serve_refuses_off_loopback_without_tls(tmp_path: Path) -> None:
     assert run.returncode == 2
     assert "not a loopback address" in run.stderr and "--insecure" in run.stderr
     assert listen_problem("0.0.0.0", tls=False, insecure=True) is None
+    assert listen_problem("0.0.0.0", tls=True, insecure=False) is None
+    assert listen_problem("192.168.1.2", tls=False, insecure=False) is not None
     assert listen_problem("::1", tls=False, insecure=False) is None
     assert listen_problem("localhost", tls=False, insecure=False) is None
 
@@ -316,7 +411,8 @@ async def test_repeated_failures_are_slowed_down(tmp_path: Path,
 
 async def test_limits_per_token_and_name(tmp_path: Path) -> None:
     listener, secrets = _listener(tmp_path)
-    taken = [Remote("alice", f"e{i}", None, None)  # type: ignore[arg-type]  # only counted
+    transport = SimpleNamespace(detached=False)  # only counted: no connection behind them
+    taken = [Remote("alice", f"e{i}", None, transport)  # type: ignore[arg-type]
              for i in range(wire.MAX_CONNECTIONS_PER_TOKEN)]
     listener.registry.by_token["alice"] = taken
     answer = await _answer(listener, _hello(secrets["alice"], "other"))
@@ -375,4 +471,155 @@ def test_client_killed_mid_arena(tmp_path: Path) -> None:
         for client in (ra, rc):
             if client is not None:
                 client.communicate(timeout=PROCESS_TIMEOUT)
+    assert _wait_gone(tag) == []
+
+
+# --------------------------------------------------------------------------
+# Disconnect and resume (specs/wire.md §Disconnect and resume)
+# --------------------------------------------------------------------------
+
+GATE_ENGINE = Path(__file__).parent / "engines_for_tournament" / "gate.py"
+
+
+def gate_spec(name: str, tag: str, gate: Path, after: int) -> str:
+    """An engine that plays ``after`` moves, then waits for the file ``gate``
+    before each further move: a game held in its middle without a timing guess."""
+    return (f"cmd='{PY} {GATE_ENGINE}' name={name} env.TAG={tag} env.GATE={gate} "
+            f"env.GATE_AFTER={after}")
+
+
+def _connect_spec(server: _Server, token: str, engine: str, tag: str) -> subprocess.Popen[str]:
+    return start("connect", f"127.0.0.1:{server.port}", "--token", token, "-e", engine,
+                 env={"TAG": tag})
+
+
+def _kill_mid_game(tmp_path: Path, arena: str, tag: str) -> tuple[_Server, list, str]:
+    """An arena game of ra against rb held by rb's gate, then rb's client
+    killed with SIGKILL (its engine goes with it)."""
+    db = tmp_path / "server.db"
+    bob = _token(db, "bob")
+    server = _Server(db, tag, arena)
+    ra = _connect(server, _token(db, "alice"), "ra", tag)
+    rb = _connect_spec(server, bob, gate_spec("rb", tag, tmp_path / "gate", 3), tag)
+    server.wait_log(" - ", "started")  # the game is on; rb cannot finish it
+    rb.kill()
+    rb.wait(PROCESS_TIMEOUT)
+    return server, [ra], bob
+
+
+def test_a_client_killed_mid_game_comes_back_and_the_game_goes_on(tmp_path: Path) -> None:
+    """Killed with SIGKILL mid-game, then restarted with the same token and
+    name: the server gives the game back (position, clock, the go) and it
+    is played to its end; its remote plies carry the lag fields."""
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    server, clients, bob = _kill_mid_game(tmp_path, "game=troll tc=120+1", tag)
+    try:
+        (tmp_path / "open").touch()
+        clients.append(_connect_spec(server, bob, gate_spec("rb", tag, tmp_path / "open", 0),
+                                     tag))
+        server.wait_log("rb (bob) reconnected")
+        first = server.wait_games(1)[0]
+        assert {first["white"], first["black"]} == {"ra", "rb"}
+        assert first["termination"] not in ("disconnect", "time-forfeit", "crash"), first
+        assert first["plies"] > 6
+        moves = json.loads(first["move_data"])
+        assert all("comp_ms" in ply and "rtt_ms" in ply for ply in moves)
+        assert all(ply["comp_ms"] >= 0 for ply in moves)
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+            assert "the server closed the connection" in err, err
+    assert _wait_gone(tag) == []
+
+
+def test_a_client_killed_mid_game_that_stays_away_loses_by_disconnect(tmp_path: Path) -> None:
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    server, clients, _ = _kill_mid_game(tmp_path, "game=troll tc=3+0.1", tag)
+    try:
+        first = server.wait_games(1)[0]
+        assert first["termination"] == "disconnect", first
+        assert first["result"] == ("0-1" if first["white"] == "rb" else "1-0")
+        assert "rb was disconnected" in first["detail"]
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            client.communicate(timeout=PROCESS_TIMEOUT)
+    assert _wait_gone(tag) == []
+
+
+# --------------------------------------------------------------------------
+# Remote participants of a tournament (specs/wire.md §Remote participants)
+# --------------------------------------------------------------------------
+
+
+def test_a_remote_engine_plays_a_tournament_beside_a_local_one(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    bob = _token(db, "bob")
+    run = start("tournament", "-g", "troll", "-e", spec("local", tag), "-e", "remote:rb",
+                "--listen", "127.0.0.1:0", "--wait-engines", "120", "--games", "2",
+                "--tc", "20+0.2", "--db", db, "--plain", env={"TAG": tag})
+    assert run.stderr is not None
+    port = None
+    err = ""
+    for line in run.stderr:
+        err += line
+        if "listening on " in line:
+            port = int(line.rsplit(":", 1)[1])
+            break
+    assert port is not None, err
+    client = start("connect", f"127.0.0.1:{port}", "--token", bob, "-e", spec("rb", tag),
+                   env={"TAG": tag})
+    out, rest = run.communicate(timeout=PROCESS_TIMEOUT)
+    assert run.returncode == 0, err + rest
+    _, client_err = client.communicate(timeout=PROCESS_TIMEOUT)
+    assert client.returncode == 0, client_err
+    with sqlite3.connect(db) as conn:
+        games = conn.execute("select white, black, move_data from games").fetchall()
+    assert sorted((w, b) for w, b, _ in games) == [("local", "rb"), ("rb", "local")]
+    for white, _, move_data in games:  # the remote plies carry their lag, the local ones not
+        remote = "white" if white == "rb" else "black"
+        for ply in json.loads(move_data):
+            assert ("comp_ms" in ply) == (ply["color"] == remote), ply
+    assert _wait_gone(tag) == []
+
+
+def test_remote_engines_are_waited_for_within_a_bound(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    run = invoke("match", "troll", f"cmd='{PY} -m sample_engines.random' name=la", "remote:rb",
+                 "--listen", "127.0.0.1:0", "--wait-engines", "0.2", "--db", db)
+    assert run.returncode == 1, run.stderr
+    assert "--wait-engines 0.2: not connected in time: remote:rb" in run.stderr
+    run = invoke("match", "troll", f"cmd='{PY} -m sample_engines.random'", "remote:rb", "--db", db)
+    assert run.returncode == 2 and "remote:rb needs --listen" in run.stderr
+
+
+def test_connect_reconnects_when_the_server_comes_back(tmp_path: Path) -> None:
+    """specs/wire.md §Disconnect and resume: a server killed with SIGKILL and
+    started again on the same port: the clients reconnect by themselves
+    (backoff), with fresh engines, and the arena plays them."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    alice, bob = _token(db, "alice"), _token(db, "bob")
+    first = _Server(db, tag, None)
+    clients = [_connect(first, alice, "ra", tag), _connect(first, bob, "rb", tag)]
+    second: _Server | None = None
+    try:
+        first.wait_log("ra (alice) connected", "rb (bob) connected")
+        first.proc.kill()
+        first.proc.wait(PROCESS_TIMEOUT)
+        # the same port (a later --listen wins over the helper's port 0)
+        second = _Server(db, tag, ARENA, "--listen", f"127.0.0.1:{first.port}")
+        second.wait_log("ra (alice) connected", "rb (bob) connected")
+        assert {g["white"] for g in second.wait_games(1)} <= {"ra", "rb"}
+    finally:
+        if second is not None:
+            second.proc.send_signal(signal.SIGINT)
+            assert second.proc.wait(PROCESS_TIMEOUT) == 130, "".join(second.lines)
+        for client in clients:
+            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+            assert "reconnecting" in err, err
     assert _wait_gone(tag) == []

@@ -4,16 +4,18 @@ a scripted remote client on the other end."""
 
 from __future__ import annotations
 
+import pytest
 import trio
 import trio.testing
 from bad_engines.harness import FAST
 
 from arbiter.engine.config import EngineConfig
 from arbiter.engine.conversation import Engine
-from arbiter.engine.socket_transport import SocketTransport
+from arbiter.engine.socket_transport import SEND_STALL_TIMEOUT, SocketTransport
+from arbiter.engine.transport import End, TransportClosed
 from protocol import wire
 from protocol.search import SearchLimits
-from protocol.wire import CLIENT, NEED_DATA, SERVER, WireConnection
+from protocol.wire import CLIENT, FRAME_BURST, MAX_FRAMES_PER_SECOND, NEED_DATA, SERVER, WireConnection
 
 HELLO = wire.Hello(version=wire.WIRE_VERSION, token="alice.x", name="remote", engine="Remote 1")
 
@@ -62,6 +64,7 @@ async def test_the_engine_conversation_runs_unchanged_over_wire_frames():
     transport = SocketTransport(server_end, server)
     engine = Engine(EngineConfig(cmd="remote:alice"), FAST, transport)
     async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
         nursery.start_soon(scripted_client, client_end, client, heard)
         with trio.fail_after(10):  # a guard against a hang, not a measure
             await engine.handshake()
@@ -81,23 +84,160 @@ async def test_the_engine_conversation_runs_unchanged_over_wire_frames():
 async def test_a_peer_that_breaks_the_wire_ends_the_stream_with_the_reason_and_hears_it():
     server_end, server, client_end, client = await open_pair()
     transport = SocketTransport(server_end, server)
-    await client_end.send_all(b"\x00\x00\x00\x01\xc1")  # not msgpack
-    received = await transport.receive()
-    assert received[2] is not None and received[0] == []
-    assert "broke the wire" in await transport.end_detail() and not transport.alive
-    client.receive_data(await client_end.receive_some())
-    close = client.next_event()
-    assert isinstance(close, wire.Close) and "msgpack" in close.reason
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+        await client_end.send_all(b"\x00\x00\x00\x01\xc1")  # not msgpack
+        received = await transport.receive()
+        assert received[2] is not None and received[0] == []
+        assert "broke the wire" in await transport.end_detail() and not transport.alive
+        client.receive_data(await client_end.receive_some())
+        close = client.next_event()
+        assert isinstance(close, wire.Close) and "msgpack" in close.reason
 
 
 async def test_an_oversized_prefix_ends_it_before_the_body_and_a_dropped_peer_is_an_end():
     server_end, server, client_end, _ = await open_pair()
     transport = SocketTransport(server_end, server)
-    await client_end.send_all((wire.MAX_FRAME_BYTES + 1).to_bytes(4, "big"))
-    received = await transport.receive()
-    assert received[2] is not None and "over the limit" in await transport.end_detail()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+        await client_end.send_all((wire.MAX_FRAME_BYTES + 1).to_bytes(4, "big"))
+        received = await transport.receive()
+        assert received[2] is not None and "over the limit" in await transport.end_detail()
     server_end, server, client_end, _ = await open_pair()
     transport = SocketTransport(server_end, server)
-    await client_end.aclose()
-    received = await transport.receive()
-    assert received[2] is not None and "without a close" in await transport.end_detail()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+        await client_end.aclose()
+        received = await transport.receive()
+        assert received[2] is not None and "without a close" in await transport.end_detail()
+
+
+# --------------------------------------------------------------------------
+# The transport's limits and its clock fairness (specs/wire.md §Limits,
+# §Clock fairness), on the virtual clock: exact figures, no timing guess
+# --------------------------------------------------------------------------
+
+
+async def open_lockstep_pair() -> tuple[trio.abc.Stream, WireConnection, trio.abc.Stream,
+                                        WireConnection]:
+    """Both ends after hello and welcome, over a stream with no buffer: a
+    write waits until the other end reads (a peer that stops reading)."""
+    server_end, client_end = trio.testing.lockstep_stream_pair()
+    client, server = WireConnection(CLIENT), WireConnection(SERVER)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(client_end.send_all, client.send(HELLO))
+        server.receive_data(await server_end.receive_some())
+    assert server.next_event() == HELLO
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server_end.send_all, server.send(
+            wire.Welcome(version=1, session="s", heartbeat=5000)))
+        client.receive_data(await client_end.receive_some())
+    assert isinstance(client.next_event(), wire.Welcome)
+    return server_end, server, client_end, client
+
+
+async def _heartbeats(stream: trio.abc.Stream, conn: WireConnection) -> None:
+    """A peer that writes heartbeats (so it is not silent) and reads nothing."""
+    while True:
+        await stream.send_all(conn.send(wire.Heartbeat()))
+        await trio.sleep(wire.HEARTBEAT_INTERVAL)
+
+
+async def test_a_peer_that_stops_reading_is_closed_and_never_blocks_the_sender(
+        autojump_clock: trio.abc.Clock):
+    """specs/wire.md §Limits MAX_SEND_BUFFER: sends return at once (the
+    writer task waits, not the caller); over the limit the connection ends
+    with the reason; the memory held stays under the limit."""
+    server_end, server, client_end, client = await open_lockstep_pair()
+    transport = SocketTransport(server_end, server)
+    line = b"position startpos moves " + b"d5 " * ((wire.MAX_FRAME_BYTES - 100_000) // 3) + b"\n"
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+        nursery.start_soon(_heartbeats, client_end, client)
+        started = trio.current_time()
+        sent = 0
+        with pytest.raises(TransportClosed):
+            while True:
+                await transport.send(line)
+                sent += 1
+                assert transport._queued_bytes() <= wire.MAX_SEND_BUFFER
+        assert trio.current_time() == started  # no send waited on the peer
+        assert sent == wire.MAX_SEND_BUFFER // len(line)
+        assert "did not read: over" in await transport.end_detail()
+        assert (await transport.receive())[2] is End.CLOSED
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_write_stuck_on_a_peer_that_does_not_read_ends_the_connection(
+        autojump_clock: trio.abc.Clock):
+    server_end, server, client_end, client = await open_lockstep_pair()
+    transport = SocketTransport(server_end, server)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+        nursery.start_soon(_heartbeats, client_end, client)
+        started = trio.current_time()
+        await transport.send(b"isready\n")
+        assert (await transport.receive())[2] is End.CLOSED
+        assert trio.current_time() - started == pytest.approx(SEND_STALL_TIMEOUT)
+        assert await transport.end_detail() == f"did not read for {SEND_STALL_TIMEOUT:g} s"
+        nursery.cancel_scope.cancel()
+
+
+async def test_a_flooding_peer_is_read_at_the_frame_rate_and_another_connection_is_not_slowed(
+        autojump_clock: trio.abc.Clock):
+    """specs/wire.md §Limits MAX_FRAMES_PER_SECOND: frames over the burst wait
+    for the bucket (the flooder's own connection); a quiet connection beside
+    it is served at once."""
+    flood_end, flood_server, flooder, flood_conn = await open_pair()
+    quiet_end, quiet_server, quiet, quiet_conn = await open_pair()
+    flooded, calm = SocketTransport(flood_end, flood_server), SocketTransport(quiet_end, quiet_server)
+    extra = 3000
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(flooded.run)
+        nursery.start_soon(calm.run)
+        started = trio.current_time()
+        await flooder.send_all(b"".join(flood_conn.send(wire.Heartbeat())
+                                        for _ in range(FRAME_BURST + extra))
+                               + flood_conn.send(wire.Lines(["readyok"])))
+        await quiet.send_all(quiet_conn.send(wire.Lines(["readyok"])))
+        lines, at, _ = await calm.receive()
+        assert lines == ["readyok"] and at == started
+        lines, at, _ = await flooded.receive()
+        assert lines == ["readyok"]
+        assert at - started == pytest.approx((extra + 1) / MAX_FRAMES_PER_SECOND, abs=0.01)
+        nursery.cancel_scope.cancel()
+
+
+async def _answer_go(stream: trio.abc.Stream, conn: WireConnection, delay: float,
+                     think: int) -> None:
+    """A remote engine whose bestmove reaches the server ``delay`` seconds
+    after the go, reporting ``think`` ms."""
+    while True:
+        conn.receive_data(await stream.receive_some())
+        while (event := conn.next_event()) is not NEED_DATA:
+            if isinstance(event, wire.Lines) and any(x.startswith("go") for x in event.lines):
+                await trio.sleep(delay)
+                await stream.send_all(conn.send(wire.Lines(["bestmove d5"], think)))
+
+
+@pytest.mark.parametrize(("think", "comp_ms"), [
+    (1000, 0),  # honest, no lag: nothing to compensate
+    (0, 210),  # a lie of 0 ms: compensated by the quota it has, 3 gains of 70 ms at 10+0.1
+    (900, 100),  # 100 ms of lag, within the quota
+])
+async def test_the_clock_is_charged_the_measured_time_less_the_bounded_lag_compensation(
+        autojump_clock: trio.abc.Clock, think: int, comp_ms: int):
+    server_end, server, client_end, client = await open_pair()
+    transport = SocketTransport(server_end, server)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+        nursery.start_soon(_answer_go, client_end, client, 1.0, think)
+        await transport.send(b"uginewgame\n")
+        started = trio.current_time()
+        await transport.send(b"position startpos\ngo p1time 10000 p2time 10000 p1inc 100 "
+                             b"p2inc 100\n")
+        lines, credited, _ = await transport.receive()
+        assert lines == ["bestmove d5"]
+        assert credited - started == pytest.approx(1.0 - comp_ms / 1000)
+        assert transport.lag == [(None, comp_ms)]
+        nursery.cancel_scope.cancel()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]  # msgpack ships no type hints
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -96,7 +96,8 @@ def test_every_kind_round_trips_through_its_bytes(frame):
 def test_optional_fields_are_left_out_and_the_token_is_not_in_the_repr():
     assert w.Lines(["x"]).to_map() == {"kind": "lines", "lines": ["x"]}
     assert "s3cret" not in repr(HELLO)
-    assert w.decode_body(w.encode_frame(HELLO)[4:]).session is None
+    decoded = w.decode_body(w.encode_frame(HELLO)[4:])
+    assert isinstance(decoded, Hello) and decoded.session is None
 
 
 def test_frames_split_byte_by_byte_and_coalesced_come_out_the_same():
@@ -288,7 +289,8 @@ def test_sync_answers_match_the_one_outstanding():
 def test_nothing_of_the_engine_after_its_eof():
     client, server = open_pair()
     server.receive_data(client.send(Eof("overlong", "wrote a line over the limit")))
-    assert frames(server)[0].reason == "overlong" and server.eof
+    eof = frames(server)[0]
+    assert isinstance(eof, Eof) and eof.reason == "overlong" and server.eof
     assert "after the engine's eof" in refused(server, w.encode_frame(w.Lines(["x"])))
     assert "unknown reason" in refused(open_pair()[1], raw(
         {"kind": "eof", "reason": "bored", "detail": ""}))
@@ -298,7 +300,8 @@ def test_a_resumed_session_gets_its_games_back():
     client, server = WireConnection(CLIENT), WireConnection(SERVER)
     server.receive_data(client.send(Hello(version=1, token="t", name="n", engine="e",
                                           session="sess-1")))
-    assert frames(server)[0].session == "sess-1"
+    hello = frames(server)[0]
+    assert isinstance(hello, Hello) and hello.session == "sess-1"
     client.receive_data(server.send(Welcome(version=1, session="sess-1", heartbeat=5000,
                                             resumed=True)))
     client.receive_data(server.send(Resume("g1", 17)))

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import enum
 import json
+import ssl
 import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import typer
 
@@ -81,6 +84,33 @@ def _address(text: str, option: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _server_tls(cert: str | None, key: str | None) -> ssl.SSLContext | None:
+    """``--tls-cert``/``--tls-key`` (both or neither) as a TLS context, or a
+    clear error naming the file."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        fail("--tls-cert and --tls-key go together")
+    from arbiter.server.serve import server_tls
+
+    try:
+        return server_tls(cert, key)
+    except (OSError, ssl.SSLError) as exc:
+        fail(f"--tls-cert {cert} / --tls-key {key}: {getattr(exc, 'strerror', None) or exc}")
+
+
+def _client_tls(ca_file: str | None, tls: bool) -> ssl.SSLContext | None:
+    """``--tls`` / ``--tls-ca FILE`` as a TLS context, or a clear error."""
+    if ca_file is None and not tls:
+        return None
+    from arbiter.server.client import client_tls
+
+    try:
+        return client_tls(ca_file)
+    except (OSError, ssl.SSLError) as exc:
+        fail(f"--tls-ca {ca_file}: {getattr(exc, 'strerror', None) or exc}")
+
+
 @app.command()
 def serve(
     db: str = typer.Option(DEFAULT_DB, "--db", help="the results database (tokens, games)"),
@@ -90,13 +120,17 @@ def serve(
     insecure: bool = typer.Option(False, "--insecure",
                                   help="listen off loopback without TLS (tokens in clear)"),
     http: str | None = typer.Option(None, "--http", help="also serve the web view on HOST:PORT"),
+    tls_cert: str | None = typer.Option(None, "--tls-cert",
+                                        help="TLS: the server's certificate chain (PEM)"),
+    tls_key: str | None = typer.Option(None, "--tls-key", help="TLS: its private key (PEM)"),
 ) -> None:
     """Serve remote engines (arbiter connect) and play them in arenas; Ctrl-C stops."""
     from arbiter.server.arena import ArenaSpec, ArenaSpecError
     from arbiter.server.listener import listen_problem
 
     host, port = _address(listen, "--listen")
-    problem = listen_problem(host, tls=False, insecure=insecure)
+    tls = _server_tls(tls_cert, tls_key)
+    problem = listen_problem(host, tls=tls is not None, insecure=insecure)
     if problem is not None:
         fail(f"--listen {listen}: {problem}")
     if insecure:
@@ -109,7 +143,7 @@ def serve(
     from arbiter.store import StoreError, TournamentBusyError
 
     def main():
-        return serve_forever(db, host, port, specs)
+        return serve_forever(db, host, port, specs, tls=tls)
     if http is not None:  # the web view in the same trio run (arbiter/cli/web.py)
         from arbiter.cli.web import with_web_view
         main = with_web_view(main, db, http)
@@ -129,6 +163,10 @@ def connect(
     token_text: str = typer.Option(..., "--token", help="the token (arbiter token add)"),
     engine: str = typer.Option(..., "-e", "--engine", help="the engine SPEC to run here"),
     log_dir: str | None = typer.Option(None, "--log", help="write the engine's I/O log here"),
+    tls: bool = typer.Option(False, "--tls", help="TLS, the server checked against the "
+                                                  "system's authorities"),
+    tls_ca: str | None = typer.Option(None, "--tls-ca",
+                                      help="TLS, the server checked against this CA (PEM)"),
 ) -> None:
     """Run an engine here and play it on a server (arbiter serve) until Ctrl-C."""
     from arbiter.engine import EngineError
@@ -137,6 +175,7 @@ def connect(
     from arbiter.server.client import connect as connect_engine
 
     host, port = _address(address, "HOST:PORT")
+    context = _client_tls(tls_ca, tls)
     try:
         config = parse_engine_spec(engine)
     except EngineSpecError as exc:
@@ -144,9 +183,49 @@ def connect(
     log_dir = checked_log_dir(log_dir)
     try:
         reason = run_interruptible(lambda: connect_engine(host, port, token_text, config,
-                                                          log_dir=log_dir))
+                                                          log_dir=log_dir, tls=context))
     except (ConnectError, EngineError) as exc:
         fail(str(exc), EXIT_REFUSED)
     except Interrupted as exc:
         exit_interrupted(exc, "engine stopped, connection closed")
     print(f"arbiter connect: {reason}", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------
+# remote participants of a tournament or a match (specs/wire.md)
+# --------------------------------------------------------------------------
+
+
+def remote_runner(tournament: Any, config: Any, db: str, listen: str | None,
+                  wait: float | None) -> Callable[[], Awaitable[Any]] | None:
+    """The run of ``tournament`` with its ``remote:NAME`` engines (a listener
+    on ``--listen``, the engines waited for ``--wait-engines`` seconds), or
+    None when it has none (and no --listen was given).  Exits 2 on bad options."""
+    from arbiter.server.remote_run import DEFAULT_WAIT_ENGINES, remote_name, run_with_remotes
+
+    names = [n for n in (remote_name(engine) for engine in config.engines) if n is not None]
+    if not names:
+        if listen is not None:
+            fail("--listen is for remote engines: give -e remote:NAME")
+        return None
+    if listen is None:
+        fail(f"remote:{names[0]} needs --listen HOST:PORT (where it connects)")
+    host, port = _address(listen, "--listen")
+    from arbiter.server.listener import listen_problem
+
+    problem = listen_problem(host, tls=False, insecure=False)
+    if problem is not None:
+        fail(f"--listen {listen}: {problem}")
+
+    def log(text: str) -> None:
+        print(f"arbiter: {text}", file=sys.stderr, flush=True)
+
+    from arbiter.server.remote_record import settle_remote_record
+
+    async def play(engines: Any) -> Any:
+        tournament.open_engine = engines.open
+        tournament.settle = settle_remote_record
+        return await tournament.run()
+
+    return lambda: run_with_remotes(play, db=db, host=host, port=port, names=names,
+                                    wait=DEFAULT_WAIT_ENGINES if wait is None else wait, log=log)

@@ -70,11 +70,19 @@ def _display(plain: bool, as_json: bool):
 
 
 def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool,
-         as_json: bool) -> RunResult:
-    """Play the tournament; the first signal stops it cleanly (:meth:`Tournament.stop`)."""
+         as_json: bool, remote: tuple[str | None, float | None] = (None, None)) -> RunResult:
+    """Play the tournament; the first signal stops it cleanly (:meth:`Tournament.stop`).
+    ``remote``: ``--listen`` and ``--wait-engines`` for ``remote:NAME`` engines."""
+    from arbiter.server.remote_run import RemoteWaitError
+
+    from .server import remote_runner
+
     tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json))
     try:
-        return run_interruptible(tournament.run, stop=tournament.stop)
+        main = remote_runner(tournament, config, str(store.path), *remote) or tournament.run
+        return run_interruptible(main, stop=tournament.stop)
+    except RemoteWaitError as exc:
+        fail(f"{exc}; nothing was played", EXIT_ABORTED)
     except TournamentBusyError as exc:
         fail(f"{exc}; nothing was started", EXIT_BUSY)
     except (sqlite3.Error, StoreError) as exc:  # before the first game (a failure during the run aborts it)
@@ -118,13 +126,15 @@ def _exit_for(result: RunResult) -> None:
 
 
 def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_json: bool,
-               resume_id: int | None = None) -> None:
+               resume_id: int | None = None,
+               remote: tuple[str | None, float | None] = (None, None)) -> None:
     """Find or create the tournament, play what is left, print the standings.
 
     Before a tournament is created (or resumed) each engine is started once
     (:func:`_check_engines`), so a typo in a command or an option leaves
     no tournament behind; a tournament another run holds is refused before
-    anything is said about resuming it."""
+    anything is said about resuming it.  ``remote``: ``--listen`` and
+    ``--wait-engines`` for ``remote:NAME`` engines (they are waited for in the run)."""
     log_existed = config.log_dir is not None and os.path.isdir(config.log_dir)
     checked_log_dir(config.log_dir)
     checked_record_file(config.pgn)
@@ -146,7 +156,7 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
         if how == "resume":
             print(f"arbiter: resuming tournament {tournament_id} ({config.name}) in {db}",
                   file=sys.stderr)
-        result = _run(store, config, tournament_id, plain, as_json)
+        result = _run(store, config, tournament_id, plain, as_json, remote)
         if result.status in (ABORTED, INTERRUPTED):
             _summary(store, tournament_id, as_json)
             _exit_for(result)
@@ -272,6 +282,8 @@ def tournament(
     log: str | None = typer.Option(None, "--log", help="write each engine's I/O log into DIR"),
     plain: bool = typer.Option(False, "--plain", help="one line per game even on a terminal"),
     as_json: bool = typer.Option(False, "--json", help="print the final standings as JSON"),
+    listen: str | None = typer.Option(None, "--listen", help="HOST:PORT where -e remote:NAME engines connect"),
+    wait_engines: float | None = typer.Option(None, "--wait-engines", help="seconds to wait for the remote engines (default 120)"),
 ) -> None:
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
@@ -291,7 +303,7 @@ def tournament(
         flags.pop("engine")
         config, file_db = _build(config_file, engine, engines_file, flags)
     run_config(config, db or file_db or DEFAULT_DB, new=new, plain=plain, as_json=as_json,
-               resume_id=resume)
+               resume_id=resume, remote=(listen, wait_engines))
 
 
 def _check_numbers(flags: dict[str, Any]) -> None:
@@ -331,6 +343,8 @@ def match(
     log: str | None = typer.Option(None, "--log", help="engine I/O logs into DIR"),
     plain: bool = typer.Option(False, "--plain", help="one line per game"),
     as_json: bool = typer.Option(False, "--json", help="final standings as JSON"),
+    listen: str | None = typer.Option(None, "--listen", help="HOST:PORT where -e remote:NAME engines connect"),
+    wait_engines: float | None = typer.Option(None, "--wait-engines", help="seconds to wait for the remote engines (default 120)"),
 ) -> None:
     """A match between two engines (a two-engine tournament; SPRT optional)."""
     if games is None and sprt is not None:
@@ -343,7 +357,7 @@ def match(
                  name=name or f"{game.strip().lower()} match")
     _check_numbers(flags)
     config, _ = _build(None, [first, second], engines_file, flags)
-    run_config(config, db, new=new, plain=plain, as_json=as_json)
+    run_config(config, db, new=new, plain=plain, as_json=as_json, remote=(listen, wait_engines))
 
 
 def _status_shown(status: str, running_now: bool) -> str:
@@ -369,12 +383,18 @@ def standings(
     tournament_id: int | None = typer.Option(None, "--tournament", "-t", help="tournament ID (default: the latest)"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable"),
     list_all: bool = typer.Option(False, "--list", help="list the tournaments of the database"),
+    arena: str | None = typer.Option(None, "--arena", help="the arena NAME of arbiter serve"),
 ) -> None:
     """Standings of a tournament, also while it is running."""
     with _open_store(db, readonly=True) as store:
         if list_all:
             _list(store, as_json)
             return
+        if arena is not None:  # specs/wire.md §The server and the client
+            tournament_id = next((r["id"] for r in reversed(store.tournaments())
+                                  if r["format"] == "arena" and r["name"] == arena), None)
+            if tournament_id is None:
+                fail(f"{db}: no arena named {arena!r}")
         tournament = (store.tournament(tournament_id) if tournament_id is not None
                       else store.latest_tournament())
         if tournament is None:

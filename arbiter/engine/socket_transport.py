@@ -4,34 +4,80 @@ the engine's UGI lines inside wire frames (``specs/wire.md``) over a trio stream
 The server authenticates a connection first (``hello``, ``welcome``: the
 wire's handshake, not the engine's); :class:`SocketTransport` then carries
 the open connection, and :class:`~arbiter.engine.conversation.Engine` talks
-over it exactly as over a pipe.  What the transport reads that is not the
-engine's (heartbeats) is taken here; what breaks the wire ends the stream
-with the reason (``end_detail``), and the transport tries to tell the peer
-with a ``close`` frame.
+over it exactly as over a pipe.
+
+The transport has its own tasks (:meth:`SocketTransport.run`), so that the
+connection is served whoever waits on the engine:
+
+- a **reader** takes every frame as it arrives (at most
+  :data:`~protocol.wire.MAX_FRAMES_PER_SECOND`, :class:`~protocol.wire.FrameRate`),
+  stamps the engine's lines with the time they arrived, answers the wire's
+  own frames (heartbeats, sync answers: the round trip), and knows a silent
+  peer (:data:`~protocol.wire.IDLE_TIMEOUT`);
+- a **writer** hands what the engine is sent to the stream: :meth:`send`
+  never waits on the peer, and a peer that does not read is closed (over
+  :data:`~protocol.wire.MAX_SEND_BUFFER` queued, or a write stuck for
+  :data:`SEND_STALL_TIMEOUT`), so it holds neither the server's memory nor
+  the caller's time;
+- a **keeper** sends heartbeats and, while a game is on, clock syncs.
+
+Clock fairness lives here (``specs/wire.md`` §Clock fairness): the time a
+``bestmove`` is credited with (``Received.time``) is the server's measured
+time less the lag compensation of the game's :class:`~protocol.wire.LagQuota`;
+each such move's round trip and compensation are kept in :attr:`lag`.
+
+Disconnects (``specs/wire.md`` §Disconnect and resume): when the stream drops
+without a ``close`` and :attr:`hold` says so (a game is on), the transport
+waits detached for :meth:`attach` (the same engine reconnecting) instead of
+ending the engine's stream; the clock goes on meanwhile.
 """
 
 from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Awaitable, Callable
 
 import trio
 
 from arbiter.engine.process import IOLog
 from arbiter.engine.transport import End, Received, TransportClosed
 from protocol import wire
-from protocol.wire import NEED_DATA, WireConnection, WireError, WireState
+from protocol.wire import NEED_DATA, FrameRate, LagQuota, WireConnection, WireError, WireState
 
-__all__ = ["SocketTransport"]
+__all__ = ["SocketTransport", "close_stream", "write_now"]
 
-#: how long a closing transport waits to hand its ``close`` frame to the
-#: stream (seconds): the reason is a courtesy; a peer that does not read
+#: how long a closing transport waits to hand its last frames (``close``) to
+#: the stream (seconds): the reason is a courtesy; a peer that does not read
 #: must not hold the transport
 CLOSE_SEND_TIMEOUT = 1.0
+#: a write that has not gone through after this many seconds: the peer does
+#: not read (the same patience as for a peer that sends nothing)
+SEND_STALL_TIMEOUT = wire.IDLE_TIMEOUT
+#: bytes of engine lines the transport keeps that nobody has taken yet (an
+#: idle engine's unrequested output): a few of the largest lines; over it the
+#: peer floods and its stream ends
+MAX_INBOX_BYTES = 4 * wire.MAX_FRAME_BYTES
+#: how long a reconnected client has to restart its engine (``ugi`` to
+#: ``ugiok``, ``isready`` to ``readyok``) before the replayed ``go`` (seconds)
+RESUME_HANDSHAKE_TIMEOUT = wire.HANDSHAKE_TIMEOUT
 
 _ENDS = {"closed": End.CLOSED, "overlong": End.OVERLONG}
+_CLOSED_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+
+
+class _Dropped(Exception):
+    """The stream dropped without a ``close`` (EOF, reset, silence): maybe resumable."""
+
+    def __init__(self, detail: str):
+        super().__init__(detail)
+        self.detail = detail
 
 
 class SocketTransport:
     """The engine lines of an open wire connection ``conn`` (server role,
-    state ``OPEN``) over ``stream``.  One task at a time sends, one receives."""
+    state ``OPEN``) over ``stream``.  One task at a time sends, one receives;
+    :meth:`run` must be running (in the owner's nursery) for anything to move."""
 
     def __init__(self, stream: trio.abc.Stream, conn: WireConnection, *,
                  log: IOLog | None = None):
@@ -41,9 +87,43 @@ class SocketTransport:
         self._conn = conn
         self._log = log
         self._detail: str | None = None  # why the stream ended, once it has
-        self._end_given = False  # receive() has returned the end
-        #: the engine's think time (ms) the client reported with its last lines, if any
+        self._inbox: deque[Received] = deque()
+        self._inbox_bytes = 0
+        self._arrived = trio.Event()
+        self._outbox = bytearray()
+        self._in_flight = 0  # bytes taken by the writer, not yet written
+        self._wake_writer = trio.Event()
+        self._closing = False  # the last frames are queued: the writer flushes, then all stop
+        self._finished = trio.Event()  # run() is over
+        self._attached = trio.Event()
+        self._stream_over = trio.Event()  # the current stream is closed
+        self._rate = FrameRate()
+        now = trio.current_time()
+        self._last_received = self._last_sent = now
+        self._sync_seq = 0
+        self._sync_at: float | None = None  # when the outstanding sync went
+        self._game_on = False  # a go went since the last sync
+        # the game's clock fairness (reset by uginewgame)
+        self._quota: LagQuota | None = None
+        self._quota_known = False  # the game's first go has been looked at
+        self._go_at: float | None = None  # when the search in progress was handed over
+        self._search: list[str] = []  # its position and go lines, replayed after a resume
+        self._moves = 0  # plies of its position line
+        self._games = 0
+        #: the engine's think time (ms) the client reported with its last bestmove
         self.think: int | None = None
+        #: the last round trip measured by sync (seconds), None before one
+        self.rtt: float | None = None
+        #: per bestmove of the game: (round trip ms or None, compensation ms)
+        self.lag: list[tuple[int | None, int]] = []
+        #: says whether a drop should wait for a reconnect (None: never)
+        self.hold: Callable[[], bool] | None = None
+        #: the transport waits for a reconnect since this time (None: attached)
+        self.detached_since: float | None = None
+        #: session of the connection's welcome (a reconnect names it)
+        self.session = ""
+
+    # -- the Transport protocol ---------------------------------------------------------
 
     @property
     def alive(self) -> bool:
@@ -60,98 +140,428 @@ class SocketTransport:
         if self._log is not None:
             for line in lines:
                 self._log.write(">", line)
+        self._watch(lines)
+        if self.detached_since is not None:
+            return  # kept in _search if it matters; replayed by the resume
         try:
-            frames = b"".join(self._conn.send(frame) for frame in wire.lines_frames(lines))
-            await self._stream.send_all(frames)
-        except (wire.LocalWireError, trio.BrokenResourceError, trio.ClosedResourceError,
-                OSError) as exc:
-            self._ended(f"closed the connection ({type(exc).__name__})")
-            raise TransportClosed("the connection is closed") from None
+            self._queue(*wire.lines_frames(lines))
+        except wire.LocalWireError:
+            self._end("closed the connection (a line the wire cannot carry)")
+        if self._detail is not None:
+            raise TransportClosed(f"the connection is over: {self._detail}")
 
     async def receive(self) -> Received:
-        while True:
-            received = self._take()
-            if received is not None:
-                if self._conn.error is not None:
-                    await self._say_close(self._conn.error)
-                return received
-            try:
-                data = await self._stream.receive_some(wire.READ_CHUNK)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                data = b""
-            try:
-                self._conn.receive_data(data)
-            except WireError as exc:
-                await self._broken(exc.reason)
+        while not self._inbox:
+            await self._arrived.wait()
+        return self._take()
 
     def receive_nowait(self) -> Received | None:
-        # only what is buffered already: a stream cannot be read without waiting
-        return self._take()
+        return self._take() if self._inbox else None
 
     async def end_detail(self) -> str:
         return self._detail or "closed the connection"
 
+    # -- the owner's side ---------------------------------------------------------------
+
+    @property
+    def detached(self) -> bool:
+        return self.detached_since is not None
+
+    def game_over(self, game: str, result: str, termination: str, detail: str) -> None:
+        """Tell the client a game of its engine ended (``game_over``, information)."""
+        if self._detail is None and self.detached_since is None:
+            self._queue(wire.GameOver(game[:wire.MAX_ID_CHARS], result[:wire.MAX_TEXT_CHARS],
+                                      termination[:wire.MAX_TEXT_CHARS], detail[:wire.MAX_TEXT_CHARS]))
+
+    def attach(self, stream: trio.abc.Stream, conn: WireConnection) -> trio.Event:
+        """The engine reconnected (a resumed ``welcome`` went on ``conn``):
+        serve it over ``stream`` from now on.  The event is set once the
+        transport is done with ``stream`` (closed it)."""
+        if self.detached_since is None or self._detail is not None:
+            raise ValueError("the transport is not waiting for a reconnect")
+        self._stream, self._conn = stream, conn
+        self._stream_over = trio.Event()
+        self._rate = FrameRate()
+        self._last_received = self._last_sent = trio.current_time()
+        self._sync_at = None
+        self._attached.set()
+        return self._stream_over
+
     async def aclose(self) -> None:
-        """Close the connection (a ``close`` frame first, if it is still open)."""
-        if self._conn.state is WireState.OPEN:
-            await self._say_close("the server closed the connection")
-        self._ended("was disconnected by the server")
-        await self._stream.aclose()
+        """Close the connection (a ``close`` frame first, if it is still
+        open) and wait, within a bound, for :meth:`run` to end."""
+        self._end("was disconnected by the server", close="the server closed the connection")
+        with trio.move_on_after(2 * CLOSE_SEND_TIMEOUT):
+            await self._finished.wait()
 
-    # -- reading ----------------------------------------------------------------------
+    def _queued_bytes(self) -> int:
+        """Bytes held for the peer (queued and being written)."""
+        return len(self._outbox) + self._in_flight
 
-    def _take(self) -> Received | None:
-        """The lines of the frames buffered (and the end, if one came); None
-        when none is buffered.  A broken wire is an end (CLOSED)."""
-        if self._detail is not None:  # ended by a send, or by bytes that broke the wire
-            if self._end_given:
-                return None
-            self._end_given = True
-            return ([], trio.current_time(), End.CLOSED)
-        lines: list[str] = []
-        end: End | None = None
+    async def wait_finished(self) -> None:
+        """Until :meth:`run` is over (the stream ended and is closed)."""
+        await self._finished.wait()
+
+    async def run(self) -> None:
+        """Serve the connection (reader, writer, keeper) until it ends; a
+        drop while :attr:`hold` says so waits for :meth:`attach` and goes
+        on over the new stream.  The stream is closed on return."""
         try:
-            while end is None:
-                event = self._conn.next_event()
-                if event is NEED_DATA:
-                    break
-                if isinstance(event, wire.Lines):
-                    lines += event.lines
-                    if event.think is not None:
-                        self.think = event.think
-                elif isinstance(event, wire.Eof):
-                    end = _ENDS[event.reason]
-                    self._ended(event.detail or "closed its output")
-                elif isinstance(event, wire.Close):
-                    end = End.CLOSED
-                    self._ended(f"closed the connection ({event.reason})")
-                # heartbeats and sync answers are the connection's, not the engine's
-        except WireError as exc:
-            end = End.CLOSED
-            self._ended(f"broke the wire ({exc.reason})")
-        if not lines and end is None:
-            return None
-        self._end_given = end is not None
-        if self._log is not None:
-            for line in lines:
-                self._log.write("<", line)
-        return (lines, trio.current_time(), end)
+            resumed = False
+            while self._detail is None:
+                try:
+                    await self._serve(resumed)
+                except _Dropped as dropped:
+                    await close_stream(self._stream)
+                    self._stream_over.set()
+                    if not (self.hold is not None and self.hold()):
+                        self._end(dropped.detail)
+                        break
+                    await self._wait_attach(dropped.detail)
+                    resumed = True
+        finally:
+            self._end("was disconnected by the server", close="the server closed the connection")
+            with trio.CancelScope(shield=True):
+                await self._flush()
+            await close_stream(self._stream)
+            self._stream_over.set()
+            self._finished.set()
 
-    async def _broken(self, reason: str) -> None:
-        self._ended(f"broke the wire ({reason})")
-        await self._say_close(reason)
+    # -- tasks ---------------------------------------------------------------------------
 
-    async def _say_close(self, reason: str) -> None:
-        try:
-            data = self._conn.send(wire.Close(reason[:wire.MAX_TEXT_CHARS]))
-        except wire.LocalWireError:
+    async def _serve(self, resumed: bool) -> None:
+        """The three tasks on the current stream; :class:`_Dropped` if it
+        dropped, a return once the transport ended."""
+        dropped: list[_Dropped] = []
+
+        async def guard(task: Callable[[], Awaitable[None]], last: bool) -> None:
+            try:
+                await task()
+            except _Dropped as exc:
+                dropped.append(exc)
+                nursery.cancel_scope.cancel()
+            if last:  # the writer: once it has flushed the last frames, all stop
+                nursery.cancel_scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            self._scope = nursery.cancel_scope
+            if self._closing:  # ended while detached or before run
+                nursery.cancel_scope.deadline = trio.current_time() + CLOSE_SEND_TIMEOUT
+            nursery.start_soon(guard, self._read_loop, False)
+            nursery.start_soon(guard, self._write_loop, True)
+            nursery.start_soon(self._keep)
+            if resumed:
+                nursery.start_soon(self._resume)
+        self._scope = None
+        if dropped and self._detail is None:
+            raise dropped[0]
+
+    async def _read_loop(self) -> None:
+        conn = self._conn
+        while True:
+            data: bytes | bytearray | None = None
+            with trio.move_on_at(self._last_received + wire.IDLE_TIMEOUT):
+                try:
+                    data = await self._stream.receive_some(wire.READ_CHUNK)
+                except _CLOSED_ERRORS:
+                    data = b""
+            if data is None:
+                raise _Dropped(f"was silent for {wire.IDLE_TIMEOUT:g} s")
+            if not data and conn.state is WireState.OPEN:
+                raise _Dropped("dropped the connection without a close")
+            self._last_received = trio.current_time()
+            try:
+                conn.receive_data(data)
+                while (event := conn.next_event()) is not NEED_DATA:
+                    wait = self._rate.wait(trio.current_time())
+                    if wait:
+                        await trio.sleep(wait)  # the flooder's own connection waits, nobody else
+                    if not self._frame(event):
+                        return
+            except WireError as exc:
+                self._end(f"broke the wire ({exc.reason})", close=exc.reason)
+                return
+
+    def _frame(self, frame: wire.Frame) -> bool:
+        """Take one frame from the client; False once the stream is over."""
+        now = trio.current_time()
+        if isinstance(frame, wire.Lines):
+            self._arrive(frame, now)
+        elif isinstance(frame, wire.Sync):
+            if self._sync_at is not None:
+                self.rtt = now - self._sync_at
+            self._sync_at = None
+        elif isinstance(frame, wire.Eof):
+            self._end(frame.detail or "closed its output", end=_ENDS[frame.reason])
+            return False
+        elif isinstance(frame, wire.Close):
+            self._end(f"closed the connection ({frame.reason})")
+            return False
+        return True  # a heartbeat: a sign of life, nothing more
+
+    async def _write_loop(self) -> None:
+        while True:
+            while not self._outbox:
+                if self._closing:
+                    return
+                await self._wake_writer.wait()
+                self._wake_writer = trio.Event()
+            data = bytes(self._outbox)
+            self._outbox.clear()
+            self._in_flight = len(data)
+            timeout = CLOSE_SEND_TIMEOUT if self._closing else SEND_STALL_TIMEOUT
+            with trio.move_on_after(timeout) as scope:
+                try:
+                    await self._stream.send_all(data)
+                except _CLOSED_ERRORS:
+                    if self._closing:
+                        return
+                    raise _Dropped("dropped the connection without a close") from None
+            self._in_flight = 0
+            if scope.cancelled_caught:
+                if not self._closing:
+                    self._end(f"did not read for {SEND_STALL_TIMEOUT:g} s")
+                return
+            self._last_sent = trio.current_time()
+
+    async def _keep(self) -> None:
+        """Heartbeats after :data:`~protocol.wire.HEARTBEAT_INTERVAL` without
+        a frame sent; a sync every :data:`~protocol.wire.SYNC_INTERVAL` while
+        a game is on."""
+        next_sync = trio.current_time() + wire.SYNC_INTERVAL
+        while self._detail is None:
+            await trio.sleep_until(min(self._last_sent + wire.HEARTBEAT_INTERVAL, next_sync))
+            now = trio.current_time()
+            if now >= next_sync:
+                next_sync = now + wire.SYNC_INTERVAL
+                if self._game_on and self._sync_at is None:
+                    self._game_on = False
+                    self._sync_seq += 1
+                    self._sync_at = now
+                    self._queue(wire.Sync(self._sync_seq))
+            if now >= self._last_sent + wire.HEARTBEAT_INTERVAL:
+                if not self._outbox and not self._in_flight:  # else the writer is sending
+                    self._queue(wire.Heartbeat())
+                self._last_sent = now  # (no spin while a write is stuck)
+
+    async def _flush(self) -> None:
+        """What is queued (the last ``close``), written within
+        :data:`CLOSE_SEND_TIMEOUT` when the tasks were cancelled before they could."""
+        if not self._outbox or self._in_flight or self.detached_since is not None:
             return
+        data = bytes(self._outbox)
+        self._outbox.clear()
         with trio.move_on_after(CLOSE_SEND_TIMEOUT):
             try:
                 await self._stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            except _CLOSED_ERRORS:
                 pass
 
-    def _ended(self, detail: str) -> None:
-        if self._detail is None:
-            self._detail = detail
+    # -- disconnect and resume ------------------------------------------------------------
+
+    async def _wait_attach(self, detail: str) -> None:
+        self.detached_since = trio.current_time()
+        self.note(f"detached: {detail}")
+        self._outbox.clear()
+        self._in_flight = 0
+        self._attached = trio.Event()
+        await self._attached.wait()
+        self.detached_since = None
+        self.note("attached again")
+
+    async def _resume(self) -> None:
+        """A reconnected client restarts its engine: ``resume``, then ``ugi``
+        and ``isready`` answered (their lines are the transport's, not the
+        conversation's), then the search in progress replayed."""
+        self._resuming = True
+        try:
+            self._queue(wire.Resume(f"{self.session}-{self._games}"[:wire.MAX_ID_CHARS],
+                                    self._moves))
+            with trio.move_on_after(RESUME_HANDSHAKE_TIMEOUT) as scope:
+                await self._exchange("ugi", "ugiok")
+                await self._exchange("isready", "readyok")
+            if scope.cancelled_caught:
+                self._end(f"did not restart its engine within {RESUME_HANDSHAKE_TIMEOUT:g} s "
+                          "of its reconnect", close="no ugiok/readyok after the resume")
+                return
+        finally:
+            self._resuming = False
+        if self._go_at is not None and self._search:
+            self._queue(*wire.lines_frames(self._replayed_search()))
+
+    async def _exchange(self, ask: str, answer: str) -> None:
+        self._resume_lines: list[str] = []
+        self._resume_event = trio.Event()
+        self._queue(wire.Lines([ask]))
+        while answer not in self._resume_lines:
+            await self._resume_event.wait()
+            self._resume_event = trio.Event()
+
+    def _replayed_search(self) -> list[str]:
+        """The search's position and go lines, the go's times less the time
+        since it first went (the mover's clock ran meanwhile; the transport
+        does not know which side moves, so both are reduced)."""
+        assert self._go_at is not None
+        spent = round((trio.current_time() - self._go_at) * 1000)
+        lines = list(self._search)
+        words = lines[-1].split()
+        for index, word in enumerate(words[:-1]):
+            if word in ("p1time", "p2time") and words[index + 1].isdigit():
+                words[index + 1] = str(max(int(words[index + 1]) - spent, 1))
+        lines[-1] = " ".join(words)
+        return lines
+
+    # -- inside ----------------------------------------------------------------------------
+
+    _resuming = False
+    _scope: trio.CancelScope | None = None
+    _resume_lines: list[str]
+    _resume_event: trio.Event
+
+    def _watch(self, lines: list[str]) -> None:
+        """What the engine is sent, as the clock's fairness needs it: a new
+        game resets the quota; a ``go`` starts a search (its time control
+        sets the quota at the game's first)."""
+        for line in lines:
+            if line == "uginewgame":
+                self._quota, self._quota_known, self.lag = None, False, []
+                self._go_at, self._search, self._games = None, [], self._games + 1
+            elif line.startswith("position"):
+                self._search = [line]
+                _, _, moves = line.partition(" moves ")
+                self._moves = len(moves.split())
+            elif line.startswith("go"):
+                if not self._quota_known:
+                    self._quota_known = True
+                    self._quota = _quota_of(line)
+                self._search.append(line)
+                self._go_at = trio.current_time()
+                self._game_on = True
+
+    def _arrive(self, frame: wire.Lines, now: float) -> None:
+        lines = frame.lines
+        if self._resuming:
+            self._resume_lines += lines
+            self._resume_event.set()
+            return
+        credited = now
+        if frame.think is not None:
+            self.think = frame.think
+        if self._go_at is not None and any(line.startswith("bestmove") for line in lines):
+            credited = self._credit(now, frame.think)
+        size = sum(len(line) for line in lines)
+        if self._inbox_bytes + size > MAX_INBOX_BYTES:
+            self._end(f"sent over {MAX_INBOX_BYTES} bytes of lines nobody asked for",
+                      close="too many unrequested lines")
+            return
+        self._inbox_bytes += size
+        self._push((lines, credited, None))
+
+    def _credit(self, now: float, think_ms: int | None) -> float:
+        """The time a bestmove read at ``now`` is credited with: the search's
+        measured time less the lag compensation (specs/wire.md §Clock fairness)."""
+        assert self._go_at is not None
+        elapsed = now - self._go_at
+        comp = 0.0
+        if self._quota is not None:
+            _, comp = self._quota.charge(elapsed, None if think_ms is None else think_ms / 1000)
+        rtt = None if self.rtt is None else round(self.rtt * 1000)
+        self.lag.append((rtt, round(comp * 1000)))
+        self._go_at, self._search = None, []
+        return now - comp
+
+    def _push(self, received: Received) -> None:
+        if self._log is not None:
+            for line in received[0]:
+                self._log.write("<", line)
+        self._inbox.append(received)
+        self._arrived.set()
+
+    def _take(self) -> Received:
+        received = self._inbox.popleft()
+        self._inbox_bytes -= sum(len(line) for line in received[0])
+        if not self._inbox:
+            self._arrived = trio.Event()
+        return received
+
+    def _queue(self, *frames: wire.Frame) -> None:
+        """Frames for the writer; over :data:`~protocol.wire.MAX_SEND_BUFFER`
+        held for the peer, its connection ends (``did not read``)."""
+        if self._detail is not None and not self._closing:
+            return
+        data = b"".join(self._conn.send(frame) for frame in frames)
+        if len(self._outbox) + self._in_flight + len(data) > wire.MAX_SEND_BUFFER:
+            self._outbox.clear()
+            self._end(f"did not read: over {wire.MAX_SEND_BUFFER} bytes queued for it")
+            return
+        if not self._outbox and not self._in_flight and self.detached_since is None:
+            sent = write_now(self._stream, data)
+            if sent == len(data):
+                self._last_sent = trio.current_time()
+                return
+            data = data[sent:]
+        self._outbox += data
+        self._wake_writer.set()
+
+    def _end(self, detail: str, *, end: End = End.CLOSED, close: str | None = None) -> None:
+        """The engine's stream is over for ``detail``: its end is given to
+        the reader of lines; ``close`` (a reason) is sent if the wire is
+        still open; the writer flushes and the tasks stop."""
+        if self._detail is not None:
+            return
+        self._detail = detail
+        self._push(([], trio.current_time(), end))
+        self._closing = True
+        if close is not None and self._conn.state is not WireState.CLOSED and self.detached_since is None:
+            self._queue(wire.Close(close[:wire.MAX_TEXT_CHARS]))
+        self._wake_writer.set()
+        self._attached.set()  # a detached transport waits no more
+        if self._scope is not None:  # the last frames get a bounded time, a stuck write none more
+            self._scope.deadline = min(self._scope.deadline,
+                                       trio.current_time() + CLOSE_SEND_TIMEOUT)
+
+
+def write_now(stream: trio.abc.Stream, data: bytes) -> int:
+    """Bytes of ``data`` written at once to a plain TCP ``stream`` (its
+    socket is non-blocking), without waiting; 0 for any other stream or
+    when the socket is full or broken (the writer task then deals with it).
+
+    Kept for speed (one seam, as ``PipeTransport`` writes its pipe): the
+    usual frame goes out in the sender's own step, not one scheduler pass
+    later in the writer's (``bench/README.md`` §The match server)."""
+    if type(stream) is not trio.SocketStream:
+        return 0
+    try:
+        return os.write(stream.socket.fileno(), data)
+    except OSError:  # BlockingIOError (full) or a broken connection
+        return 0
+
+
+def _quota_of(go: str) -> LagQuota | None:
+    """The lag quota of a game whose first ``go`` line is ``go``: its time
+    control read from the clock fields (the larger side's time as the base,
+    the larger increment); None for a search without a clock."""
+    words = go.split()
+    values: dict[str, int] = {}
+    for index, word in enumerate(words[:-1]):
+        if word in ("p1time", "p2time", "p1inc", "p2inc") and words[index + 1].isdigit():
+            values[word] = int(words[index + 1])
+    if "p1time" not in values and "p2time" not in values:
+        return None
+    base = max(values.get("p1time", 0), values.get("p2time", 0)) / 1000
+    increment = max(values.get("p1inc", 0), values.get("p2inc", 0)) / 1000
+    return LagQuota(base, increment)
+
+
+async def close_stream(stream: trio.abc.Stream) -> None:
+    """Close ``stream``, even when cancelled, within :data:`CLOSE_SEND_TIMEOUT`
+    (a TLS stream's goodbye is a write, which a peer that does not read blocks);
+    past it, forcefully."""
+    with trio.CancelScope(shield=True):
+        with trio.move_on_after(CLOSE_SEND_TIMEOUT) as scope:
+            try:
+                await stream.aclose()
+            except _CLOSED_ERRORS:
+                pass
+        if scope.cancelled_caught:
+            await trio.aclose_forcefully(stream)

@@ -26,6 +26,7 @@ from arbiter.record import GameRecord
 from arbiter.store import Store
 
 from .listener import Registry, Remote
+from .remote_record import settle_remote_record, tell_game_over
 
 __all__ = ["ARENA_FORMAT", "Arena", "ArenaSpec", "ArenaSpecError", "open_arena"]
 
@@ -133,7 +134,7 @@ class Arena:
             for index, (white, black) in enumerate(((first, second), (second, first))):
                 record = await self._play(white, black)
                 if record is not None:
-                    await self._store(pair, index, record)
+                    await self._store(pair, index, record, white, black)
                 fit = [await _fit(white), await _fit(black)]  # both checked, both released if unfit
                 if not all(fit):
                     break
@@ -144,9 +145,11 @@ class Arena:
             self.registry.changed()
 
     async def _play(self, white: Remote, black: Remote) -> GameRecord | None:
+        self.log(f"{self.spec.title}: {white.name} - {black.name} started")
         try:
-            return await play_game(self.spec.game, white.engine, black.engine, tc=self.spec.tc,
-                                   maxplies=self.spec.maxplies)
+            record = await play_game(self.spec.game, white.engine, black.engine, tc=self.spec.tc,
+                                     maxplies=self.spec.maxplies)
+            return settle_remote_record(record, white.engine, black.engine)
         except EngineStartError as exc:
             self.log(f"{self.spec.title}: {white.name} - {black.name} not played: {exc}")
             failed = [r for r in (white, black) if not r.engine.healthy] or [white, black]
@@ -154,12 +157,14 @@ class Arena:
                 remote.release()
             return None
 
-    async def _store(self, pair: int, index: int, record: GameRecord) -> None:
+    async def _store(self, pair: int, index: int, record: GameRecord, white: Remote,
+                     black: Remote) -> None:
         self._seq += 1
         seq = self._seq
         await trio.to_thread.run_sync(lambda: self.store.save_game(
             self.tournament_id, key=str(seq), seq=seq, round=pair, pairing=pair, index=index,
             pair=pair, opening=START_OPENING, record=record.to_dict()))
+        tell_game_over(f"{self.tournament_id}-{seq}", record, white.engine, black.engine)
         self.log(f"{self.spec.title} game {seq}: {record.white} - {record.black} "
                  f"{record.result} ({record.termination})")
 
@@ -174,7 +179,11 @@ def _pair(idle: list[Remote]) -> tuple[Remote, Remote]:
 
 
 async def _fit(remote: Remote) -> bool:
-    """Whether ``remote`` can play on; one that cannot is released."""
+    """Whether ``remote`` can play on; one that cannot (searching and deaf
+    to ``stop``, faulted, gone or still disconnected) is released."""
+    if remote.transport.detached:
+        remote.release()
+        return False
     if remote.engine.searching:
         await remote.engine.finish_search()
     if remote.engine.healthy:

@@ -12,11 +12,15 @@ server's ``lines`` to the engine's input.  Heartbeats go out every
 
 from __future__ import annotations
 
+import os
+import ssl
+import sys
 from collections.abc import Awaitable, Callable
 
 import trio
 
 from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts
+from arbiter.engine.socket_transport import close_stream, write_now
 from protocol import wire
 from protocol.codec import LineSplitter
 from protocol.errors import ProtocolError
@@ -40,8 +44,21 @@ class _Client:
         self._go_at: float | None = None  # when the last go line was written to the engine
         self._last_sent = trio.current_time()
         self.ended: str | None = None  # why the relay ended
+        self.dropped: str | None = None  # why the connection dropped (a reconnect may follow)
 
     async def send(self, frame: wire.Frame) -> None:
+        """Write ``frame`` whole: at once when the socket takes it (the usual
+        case, no scheduler pass), else through the stream under the lock."""
+        if not self._lock.locked():
+            data = self.conn.send(frame)
+            sent = write_now(self.stream, data)
+            if sent == len(data):
+                self._last_sent = trio.current_time()
+                return
+            async with self._lock:
+                await self.stream.send_all(data[sent:])
+                self._last_sent = trio.current_time()
+            return
         async with self._lock:
             data = self.conn.send(frame)
             await self.stream.send_all(data)
@@ -80,20 +97,31 @@ class _Client:
         assert stdin is not None
         while True:
             try:
-                frame = await self.receive()
+                with trio.fail_after(wire.IDLE_TIMEOUT):
+                    frame = await self.receive()
+            except trio.TooSlowError:
+                self.dropped = f"the server was silent for {wire.IDLE_TIMEOUT:g} s"
+                return
             except WireError as exc:
-                self.ended = f"the server broke the wire ({exc.reason})"
+                if "without a close" in exc.reason or "inside a frame" in exc.reason:
+                    self.dropped = f"the connection dropped ({exc.reason})"
+                else:
+                    self.ended = f"the server broke the wire ({exc.reason})"
                 return
             if isinstance(frame, wire.Lines):
                 if any(line.startswith("go") for line in frame.lines):
                     self._go_at = trio.current_time()
                 try:
-                    await stdin.send_all("".join(f"{line}\n" for line in frame.lines).encode())
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    await _write_all(stdin, "".join(f"{line}\n" for line in frame.lines).encode())
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                     self.ended = "the engine closed its input"
                     return
             elif isinstance(frame, wire.Sync):
                 await self.send(wire.Sync(frame.seq))
+            elif isinstance(frame, wire.Resume):
+                _say(f"resuming game {frame.game} at ply {frame.ply}")
+            elif isinstance(frame, wire.GameOver):
+                _say(f"game {frame.game}: {frame.result} ({frame.termination})")
             elif isinstance(frame, wire.Close):
                 self.ended = f"the server closed the connection ({frame.reason})"
                 return
@@ -140,23 +168,100 @@ class _Client:
             except (wire.LocalWireError, trio.BrokenResourceError, trio.ClosedResourceError,
                     OSError):
                 pass
-        with trio.CancelScope(shield=True):
-            await self.stream.aclose()
+        await close_stream(self.stream)
+
+
+async def _write_all(stdin: trio.abc.SendStream, data: bytes) -> None:
+    """``data`` to the engine's input: one ``os.write`` on the non-blocking
+    pipe, trio's ``send_all`` only for what it did not take (as
+    ``PipeTransport`` does)."""
+    try:
+        sent = os.write(stdin.fileno(), data)  # type: ignore[attr-defined]  # trio's pipe streams have it
+    except BlockingIOError:
+        sent = 0
+    if sent < len(data):
+        await stdin.send_all(data[sent:])
+
+
+def client_tls(ca_file: str | None) -> ssl.SSLContext:
+    """The client's TLS context: the server's certificate checked against
+    ``ca_file`` (PEM) or, without one, the system's authorities."""
+    return ssl.create_default_context(cafile=ca_file)
+
+
+async def _open(host: str, port: int, tls: ssl.SSLContext | None) -> trio.abc.Stream:
+    """The stream to the server (TLS: its handshake done, the certificate
+    checked for ``host``); :class:`ConnectError` if it cannot be made."""
+    try:
+        if tls is None:
+            return await trio.open_tcp_stream(host, port)
+        stream = await trio.open_ssl_over_tcp_stream(host, port, ssl_context=tls)
+        with trio.fail_after(wire.HANDSHAKE_TIMEOUT):
+            await stream.do_handshake()
+        return stream
+    except OSError as exc:
+        raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
+    except trio.BrokenResourceError as exc:
+        cause = exc.__cause__ or exc
+        raise ConnectError(f"TLS with {host}:{port} failed: {cause}") from None
+    except trio.TooSlowError:
+        raise ConnectError(f"TLS with {host}:{port}: no handshake within "
+                           f"{wire.HANDSHAKE_TIMEOUT:g} s") from None
+
+
+#: the wait before the first reconnect after a drop (seconds), doubled after
+#: each failed try up to :data:`RECONNECT_MAX_DELAY`: soon enough to be back
+#: within a move's time, spread out so that a restarting server is not hammered
+RECONNECT_FIRST_DELAY = 0.5
+RECONNECT_MAX_DELAY = 8.0
+#: failed reconnects in a row before the client gives up (about a minute of
+#: tries with the delays above: longer than a server restart, shorter than a
+#: game's clock at most time controls)
+RECONNECT_TRIES = 10
+
+
+def _say(text: str) -> None:
+    print(f"arbiter connect: {text}", file=sys.stderr, flush=True)
 
 
 async def connect(host: str, port: int, token: str, config: EngineConfig, *,
-                  timeouts: EngineTimeouts | None = None, log_dir: str | None = None) -> str:
+                  timeouts: EngineTimeouts | None = None, log_dir: str | None = None,
+                  tls: ssl.SSLContext | None = None) -> str:
     """Run the engine of ``config`` for the server at ``host``:``port`` until
-    the connection or the engine ends; the reason it ended.  Raises
-    :class:`ConnectError` if the connection cannot be made or is refused.
-    The engine's process group is gone on return, by every path."""
-    try:
-        stream: trio.abc.Stream = await trio.open_tcp_stream(host, port)
-    except OSError as exc:
-        raise ConnectError(f"cannot connect to {host}:{port}: {exc.strerror or exc}") from None
-    process = EngineProcess(config, timeouts or EngineTimeouts(), log_dir)
-    client = _Client(stream, process)
+    the server closes the connection or the engine ends; the reason it ended.
+    A connection that drops (no ``close``) is made again, with a fresh
+    engine, after :data:`RECONNECT_FIRST_DELAY` doubling to
+    :data:`RECONNECT_MAX_DELAY`; the server gives back a game in progress
+    (``specs/wire.md`` §Disconnect and resume).  Raises :class:`ConnectError`
+    if the first connection cannot be made, a hello is refused, or
+    :data:`RECONNECT_TRIES` reconnects in a row fail.  The engine's process
+    group is gone on return, by every path."""
     hello = wire.Hello(wire.WIRE_VERSION, token, config.name or config.label, config.label)
+    stream = await _open(host, port, tls)
+    delay, failures = RECONNECT_FIRST_DELAY, 0
+    while True:
+        client = _Client(stream, EngineProcess(config, timeouts or EngineTimeouts(), log_dir))
+        await _relay(client, hello)
+        if client.dropped is None or client.ended is not None:
+            return client.ended or "the connection ended"
+        _say(f"{client.dropped}; reconnecting")
+        while True:
+            await trio.sleep(delay)
+            try:
+                stream = await _open(host, port, tls)
+                break
+            except ConnectError as exc:
+                failures += 1
+                if failures >= RECONNECT_TRIES:
+                    raise ConnectError(f"{exc}; gave up after {failures} tries") from None
+                delay = min(2 * delay, RECONNECT_MAX_DELAY)
+        delay, failures = RECONNECT_FIRST_DELAY, 0
+
+
+async def _relay(client: _Client, hello: wire.Hello) -> None:
+    """One connection: the engine started, the hello, the relay until it
+    ends (:attr:`_Client.ended` or :attr:`_Client.dropped` says why)."""
+    process = client.process
     try:
         async with trio.open_nursery() as nursery:
             try:
@@ -164,22 +269,29 @@ async def connect(host: str, port: int, token: str, config: EngineConfig, *,
                 await client.handshake(hello)
                 async with trio.open_nursery() as relay:
                     for task in (client.to_engine, client.from_engine, client.heartbeat):
-                        relay.start_soon(_then_cancel, task, relay.cancel_scope)
+                        relay.start_soon(_then_cancel, task, relay.cancel_scope, client)
             finally:
-                await client.close(client.ended or "the client stopped")
+                if client.dropped is None:
+                    await client.close(client.ended or "the client stopped")
+                else:
+                    await close_stream(client.stream)
                 await process.aclose()
                 nursery.cancel_scope.cancel()
     except BaseExceptionGroup as group:
         from arbiter.engine import sole_exception
 
         raise sole_exception(group) from None
-    return client.ended or "the connection ended"
 
 
-async def _then_cancel(task: Callable[[], Awaitable[None]], scope: trio.CancelScope) -> None:
-    """Run ``task``; when it returns, end the relay's other tasks."""
+async def _then_cancel(task: Callable[[], Awaitable[None]], scope: trio.CancelScope,
+                       client: _Client) -> None:
+    """Run ``task``; when it returns, end the relay's other tasks.  A write
+    that fails is a dropped connection."""
     try:
         await task()
-    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError, wire.LocalWireError):
+    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+        if client.ended is None and client.dropped is None:
+            client.dropped = "the connection dropped (a write failed)"
+    except wire.LocalWireError:
         pass
     scope.cancel()

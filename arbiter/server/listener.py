@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import trio
 
 from arbiter.engine import Engine, EngineConfig, EngineError, EngineTimeouts
-from arbiter.engine.socket_transport import SocketTransport
+from arbiter.engine.socket_transport import SocketTransport, close_stream
 from arbiter.tokens import TokenStore, valid_name
 from protocol import wire
 from protocol.wire import NEED_DATA, Role, WireConnection, WireError
@@ -104,8 +104,17 @@ class Registry:
     def idle(self) -> list[Remote]:
         """Connected engines fit for a game, the longest waiting first."""
         idle = [remote for remotes in self.by_token.values() for remote in remotes
-                if not remote.busy and not remote.done.is_set() and remote.engine.healthy]
+                if not remote.busy and not remote.done.is_set() and remote.engine.healthy
+                and not remote.transport.detached]
         return sorted(idle, key=lambda remote: remote.idle_since)
+
+    def detached(self, token: str, name: str) -> Remote | None:
+        """The engine ``name`` of ``token`` that dropped mid-game and waits
+        for its client to come back, if there is one."""
+        for remote in self.by_token.get(token, []):
+            if remote.name == name and remote.transport.detached and not remote.done.is_set():
+                return remote
+        return None
 
     def add(self, remote: Remote) -> None:
         self.by_token.setdefault(remote.token, []).append(remote)
@@ -162,8 +171,7 @@ class Listener:
             await self._serve(stream, address)
         finally:
             self.connections -= 1
-            with trio.CancelScope(shield=True):
-                await stream.aclose()
+            await close_stream(stream)
 
     async def _serve(self, stream: trio.abc.Stream, address: str) -> None:
         conn = WireConnection(Role.SERVER)
@@ -186,36 +194,64 @@ class Listener:
                 return
             await _send_quietly(stream, data)
             return
+        detached = self.registry.detached(token, hello.name)
+        if detached is not None:
+            await self._resume(stream, conn, detached)
+            return
+        session = secrets.token_urlsafe(16)
         await stream.send_all(conn.send(wire.Welcome(
-            wire.WIRE_VERSION, secrets.token_urlsafe(16),
-            int(wire.HEARTBEAT_INTERVAL * 1000), False)))
-        await self._hold(stream, conn, token, hello)
+            wire.WIRE_VERSION, session, int(wire.HEARTBEAT_INTERVAL * 1000), False)))
+        await self._hold(stream, conn, token, hello, session)
+
+    async def _resume(self, stream: trio.abc.Stream, conn: WireConnection, remote: Remote) -> None:
+        """``remote`` came back while its game goes on: the game is its again
+        over this stream (its transport replays the search), until the
+        transport is done with the stream."""
+        transport = remote.transport
+        await stream.send_all(conn.send(wire.Welcome(
+            wire.WIRE_VERSION, transport.session, int(wire.HEARTBEAT_INTERVAL * 1000), True)))
+        away = trio.current_time() - (transport.detached_since or trio.current_time())
+        over = transport.attach(stream, conn)
+        self.log(f"{remote.name} ({remote.token}) reconnected after {away:.1f} s: its game goes on")
+        try:
+            await over.wait()
+        finally:  # stopped: the transport says its close on this stream before it is closed
+            with trio.CancelScope(shield=True), trio.move_on_after(2 * REFUSAL_SEND_TIMEOUT):
+                await over.wait()
 
     async def _hold(self, stream: trio.abc.Stream, conn: WireConnection, token: str,
-                    hello: wire.Hello) -> None:
+                    hello: wire.Hello, session: str) -> None:
         """The authenticated connection as an engine, in the registry until released."""
         transport = SocketTransport(stream, conn)
+        transport.session = session
         engine = Engine(EngineConfig(cmd=REMOTE_CMD, name=hello.name), self.timeouts, transport)
         remote = Remote(token, hello.name, engine, transport)
-        try:
-            await engine.handshake()
-        except EngineError as exc:
-            self.log(f"{hello.name} ({token}): {exc}")
-            await transport.aclose()
-            return
-        self.registry.add(remote)
-        self.log(f"{hello.name} ({token}) connected: {engine.id_name or '?'}")
-        try:
-            while not remote.done.is_set():
-                with trio.move_on_after(IDLE_PING_INTERVAL):
-                    await remote.done.wait()
-                if not remote.done.is_set() and not remote.busy:
-                    await self._ping(remote)
-        finally:
-            self.registry.remove(remote)
-            with trio.CancelScope(shield=True):
+        transport.hold = lambda: remote.busy and not remote.done.is_set()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(transport.run)
+            try:
+                await engine.handshake()
+            except EngineError as exc:
+                self.log(f"{hello.name} ({token}): {exc}")
                 await transport.aclose()
-            self.log(f"{hello.name} ({token}) disconnected: {await transport.end_detail()}")
+                return
+            nursery.start_soon(_release_at_end, remote)
+            self.registry.add(remote)
+            self.log(f"{hello.name} ({token}) connected: {engine.id_name or '?'}")
+            try:
+                while not remote.done.is_set():
+                    with trio.move_on_after(IDLE_PING_INTERVAL):
+                        await remote.done.wait()
+                    if remote.done.is_set() or remote.busy:
+                        continue
+                    if transport.detached:
+                        remote.release()
+                    else:
+                        await self._ping(remote)
+            finally:
+                self.registry.remove(remote)
+                await transport.aclose()
+                self.log(f"{hello.name} ({token}) disconnected: {await transport.end_detail()}")
 
     async def _ping(self, remote: Remote) -> None:
         """``isready`` to an idle engine (marked busy meanwhile, so no game
@@ -243,7 +279,7 @@ class Listener:
         if len(self.registry.by_token.get(token, [])) >= wire.MAX_CONNECTIONS_PER_TOKEN:
             raise _Refused(f"token {token!r} holds {wire.MAX_CONNECTIONS_PER_TOKEN} "
                            "connections already")
-        if hello.name in self.registry.names():
+        if hello.name in self.registry.names() and self.registry.detached(token, hello.name) is None:
             raise _Refused(f"an engine named {hello.name!r} is connected already")
         return token
 
@@ -284,6 +320,14 @@ async def _read_hello(stream: trio.abc.Stream, conn: WireConnection) -> wire.Hel
             raise _Refused(exc.reason) from None
 
 
+async def _release_at_end(remote: Remote) -> None:
+    """When ``remote``'s transport has ended (not a drop it waits out): a
+    crash of its engine if nobody was reading it, and the connection released."""
+    await remote.transport.wait_finished()
+    await remote.engine.transport_lost()
+    remote.release()
+
+
 async def _send_quietly(stream: trio.abc.Stream, data: bytes) -> None:
     with trio.move_on_after(REFUSAL_SEND_TIMEOUT):
         try:
@@ -294,6 +338,8 @@ async def _send_quietly(stream: trio.abc.Stream, data: bytes) -> None:
 
 def _peer(stream: trio.abc.Stream) -> str:
     """The peer's address (no port: failures are counted per host)."""
+    if isinstance(stream, trio.SSLStream):
+        stream = stream.transport_stream
     socket = getattr(stream, "socket", None)
     try:
         return str(socket.getpeername()[0]) if socket is not None else "?"

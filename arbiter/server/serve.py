@@ -7,6 +7,7 @@ arena's tournament marked ``interrupted``.
 
 from __future__ import annotations
 
+import ssl
 import sys
 from contextlib import ExitStack
 from functools import partial
@@ -26,9 +27,20 @@ def _log(text: str) -> None:
     print(f"arbiter serve: {text}", file=sys.stderr, flush=True)
 
 
-async def serve_forever(db: str, host: str, port: int, specs: list[ArenaSpec]) -> None:
+def server_tls(cert: str, key: str) -> ssl.SSLContext:
+    """The server's TLS context from a certificate chain and its key (PEM
+    files); :class:`ssl.SSLError` or :class:`OSError` if they cannot be used."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+async def serve_forever(db: str, host: str, port: int, specs: list[ArenaSpec], *,
+                        tls: ssl.SSLContext | None = None) -> None:
     """Listen on ``host``:``port`` (0: any free port; the one taken is
-    logged as ``listening on HOST:PORT``) and run an :class:`Arena` per spec."""
+    logged as ``listening on HOST:PORT``) and run an :class:`Arena` per spec.
+    With ``tls`` every connection is a TLS stream (its handshake inside the
+    wire's handshake timeout)."""
     with ExitStack() as stack:
         store = stack.enter_context(Store(db))
         tokens = stack.enter_context(TokenStore(db))
@@ -41,8 +53,13 @@ async def serve_forever(db: str, host: str, port: int, specs: list[ArenaSpec]) -
             store.set_status(tournament_id, RUNNING)
             stack.callback(store.set_status, tournament_id, INTERRUPTED, "the server stopped")
             arenas.append(Arena(spec, registry, store, tournament_id, log=_log))
-        listeners = await trio.open_tcp_listeners(port, host=host)
-        bound = listeners[0].socket.getsockname()
+        tcp = await trio.open_tcp_listeners(port, host=host)
+        bound = tcp[0].socket.getsockname()
+        listeners: list[trio.abc.Listener[trio.abc.Stream]] = list(tcp)
+        if tls is not None:
+            listeners = [trio.SSLListener(one, tls, https_compatible=False) for one in tcp]
+        if tls is not None:
+            _log("TLS: every connection is encrypted")
         _log(f"listening on {host}:{bound[1]}")
         async with trio.open_nursery() as nursery:
             for arena in arenas:
@@ -52,7 +69,7 @@ async def serve_forever(db: str, host: str, port: int, specs: list[ArenaSpec]) -
             await trio.sleep_forever()
 
 
-async def _guarded(listener: Listener, stream: trio.SocketStream) -> None:
+async def _guarded(listener: Listener, stream: trio.abc.Stream) -> None:
     """One connection; a bug in its handling ends that connection only."""
     try:
         await listener.handle(stream)
