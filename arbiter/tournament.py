@@ -159,8 +159,8 @@ async def check_engines(config: TournamentConfig, *, timeouts: EngineTimeouts | 
 
 def delete_tournament(store: Store, tournament_id: int) -> int:
     """Remove tournament ``tournament_id`` and every row that belongs to it
-    (its games, engines, events: each table with a ``tournament`` column), in
-    one transaction; returns how many games went with it.  A tournament a
+    (its games, entrants, events: each table with a ``tournament`` column,
+    and the engines no other tournament names), in one transaction; returns how many games went with it.  A tournament a
     run holds now is refused (:class:`~arbiter.store.TournamentBusyError`)."""
     with store.claim_run(tournament_id), store.transaction():
         games = store.count_games(tournament_id)
@@ -169,6 +169,11 @@ def delete_tournament(store: Store, tournament_id: int) -> int:
         for table in tables:
             store.db.execute(f"delete from [{table}] where tournament = ?", [tournament_id])
         store.db.execute("delete from tournaments where id = ?", [tournament_id])
+        # an engine is kept across tournaments (specs/storage.md): only one
+        # that no other tournament's entrant or game names goes with it
+        store.db.execute("""delete from engines where id not in (select engine from entrants)
+                            and id not in (select white_engine from games where white_engine is not null)
+                            and id not in (select black_engine from games where black_engine is not null)""")
     return games
 
 
