@@ -159,7 +159,7 @@ def engine_configs(specs: Sequence[str], engines_file: str | None = None,
 CONFIG_KEYS = (
     "name", "game", "engine", "format", "games", "rounds", "openings", "order", "seed",
     "random_plies", "tc", "timemargin", "maxplies", "stall", "sprt", "concurrency",
-    "restart", "db", "pgn", "log", "engines_file",
+    "restart", "db", "pgn", "log", "engines_file", "cluster",
 )
 
 #: the settings that define a tournament (not allowed with ``--resume``)
@@ -168,7 +168,7 @@ DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "order", 
 
 #: the settings of how a run goes, which ``--resume`` takes: (flag, attribute)
 RUN_SETTINGS = (("concurrency", "concurrency"), ("restart", "restart"), ("pgn", "pgn"),
-                ("log", "log_dir"))
+                ("log", "log_dir"), ("cluster", "cluster"))
 
 
 @dataclass
@@ -201,6 +201,9 @@ class TournamentConfig:
     restart: bool = False
     pgn: str | None = None
     log_dir: str | None = None
+    #: where the games are played: None here, else a cluster ADDRESS
+    #: (``specs/cluster.md``); not stored, so a resume plays where it is told
+    cluster: str | None = None
 
     def __post_init__(self) -> None:
         self.engines = [copy.deepcopy(e) for e in self.engines]
@@ -317,6 +320,7 @@ _KEY_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "concurrency": (int, "a whole number"), "restart": (bool, "true or false"),
     "db": (str, "a file path"), "pgn": (str, "a file path"), "log": (str, "a directory path"),
     "engines_file": (str, "a file path"), "engine": (list, "a list of engine SPEC strings"),
+    "cluster": (str, "a cluster address (tls://host:port or local:N)"),
 }
 
 #: keys whose value is a path, relative to the config file
@@ -461,7 +465,7 @@ def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineCo
         sprt=settings.get("sprt"),
         concurrency=settings.get("concurrency") or 1,
         restart=bool(settings.get("restart")),
-        pgn=settings.get("pgn"), log_dir=settings.get("log"),
+        pgn=settings.get("pgn"), log_dir=settings.get("log"), cluster=settings.get("cluster"),
     )
     repeated = sorted(name for name, count in Counter(config.engine_names).items() if count > 1)
     if repeated:

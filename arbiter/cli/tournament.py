@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from arbiter.cluster.address import ClusterAddressError, ClusterTarget, parse_target
 from arbiter.config import (
     ConfigError,
     TournamentConfig,
@@ -57,9 +58,16 @@ def _display(plain: bool, as_json: bool):
 
 
 def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool,
-         as_json: bool) -> RunResult:
-    """Play the tournament; the first signal stops it cleanly (:meth:`Tournament.stop`)."""
-    tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json))
+         as_json: bool, cluster: ClusterTarget | None = None) -> RunResult:
+    """Play the tournament (its games on ``cluster`` if given); the first
+    signal stops it cleanly (:meth:`Tournament.stop`)."""
+    player = None
+    if cluster is not None:
+        from arbiter.cluster.coordinator import ClusterPlayer  # Dask: only when asked for
+
+        player = ClusterPlayer(cluster, config)
+    tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json),
+                            player=player)
     try:
         return run_interruptible(tournament.run, stop=tournament.stop)
     except TournamentBusyError as exc:
@@ -105,7 +113,7 @@ def _exit_for(result: RunResult) -> None:
 
 
 def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_json: bool,
-               resume_id: int | None = None) -> None:
+               resume_id: int | None = None, cluster: ClusterTarget | None = None) -> None:
     """Find or create the tournament, play what is left, print the standings."""
     checked_log_dir(config.log_dir)
     checked_record_file(config.pgn)
@@ -125,7 +133,7 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
             if how == "resume":
                 print(f"arbiter: resuming tournament {tournament_id} ({config.name}) in {db}",
                       file=sys.stderr)
-            result = _run(store, config, tournament_id, plain, as_json)
+            result = _run(store, config, tournament_id, plain, as_json, cluster)
             if result.status in (ABORTED, INTERRUPTED):
                 _summary(store, tournament_id, as_json)
                 _exit_for(result)
@@ -196,12 +204,18 @@ def tournament(
     log: str | None = typer.Option(None, "--log", help="write each engine's I/O log into DIR"),
     plain: bool = typer.Option(False, "--plain", help="one line per game even on a terminal"),
     as_json: bool = typer.Option(False, "--json", help="print the final standings as JSON"),
+    cluster: str | None = typer.Option(None, "--cluster", help="play the games on a Dask cluster: "
+                                       "tls://host:port, or local:N worker processes here"),
+    tls_ca: str | None = typer.Option(None, "--tls-ca", help="--cluster tls://: the CA certificate (PEM)"),
+    tls_cert: str | None = typer.Option(None, "--tls-cert", help="--cluster tls://: this side's certificate"),
+    tls_key: str | None = typer.Option(None, "--tls-key", help="--cluster tls://: this side's key"),
+    insecure: bool = typer.Option(False, "--insecure", help="allow --cluster tcp:// off this machine"),
 ) -> None:
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
-                 sprt=sprt, name=name, pgn=pgn, log=log, engine=engine or None)
+                 sprt=sprt, name=name, pgn=pgn, log=log, cluster=cluster, engine=engine or None)
     _check_numbers(flags)
     file_db = None
     if resume is not None:
@@ -211,8 +225,15 @@ def tournament(
     else:
         flags.pop("engine")
         config, file_db = _build(config_file, engine, engines_file, flags)
+    target = None
+    if config.cluster is not None:
+        try:
+            target = parse_target(config.cluster, tls_ca=tls_ca, tls_cert=tls_cert,
+                                  tls_key=tls_key, insecure=insecure)
+        except ClusterAddressError as exc:
+            fail(str(exc))
     run_config(config, db or file_db or DEFAULT_DB, new=new, plain=plain, as_json=as_json,
-               resume_id=resume)
+               resume_id=resume, cluster=target)
 
 
 def _check_numbers(flags: dict[str, Any]) -> None:

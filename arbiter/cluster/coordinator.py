@@ -1,0 +1,230 @@
+"""The coordinator side: game pairs submitted to a Dask cluster from a trio
+run (``specs/cluster.md`` §The coordinator).
+
+:class:`ClusterPlayer` is the :class:`arbiter.tournament.PairPlayer` of
+``--cluster``: the tournament takes, stores and tallies as in a local run, and
+hands each game pair to :meth:`ClusterPlayer.play_pair`, which submits it as
+one impure task needing one ``slots`` resource and waits for its result.
+The tournament runs at most ``--concurrency`` pair workers, so at most that
+many pairs (each playing one game at a time) are in flight.
+
+**The bridge** (trio beside Dask's Tornado/asyncio): the client is Dask's
+synchronous :class:`distributed.Client`, whose own event loop runs in a thread
+of its own.  trio calls it only through :func:`trio.to_thread.run_sync` for
+short calls (connect, submit, read a finished result, close), and never
+blocks a thread on a running pair: the future's done-callback (run by Dask
+in a thread) wakes the waiting trio task through the run's
+:class:`trio.lowlevel.TrioToken`.  So a thousand pairs in flight cost a
+thousand futures, not a thousand threads.
+
+**Stopping**: the session's end (a finished run, Ctrl-C, an SPRT decision
+reached, an abort) sets the run's stop :class:`distributed.Event`, which every
+pair in flight watches on its worker (:mod:`arbiter.cluster.worker`), waits up
+to :data:`STOP_WAIT` for them to end their engines, cancels what is left and
+closes the client (and the local cluster it started).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import dask
+import trio
+from distributed import Client, Event, Future, KilledWorker, LocalCluster, Security, wait
+
+from arbiter.config import TournamentConfig
+from arbiter.schedule import ScheduledGame
+from arbiter.tournament import Observer, PairResult, PlayerError
+
+from .address import ClusterTarget
+from .task import Outcome, WorkerRefused, make_request, read_result
+from .worker import ArbiterPlugin, play_pair
+
+__all__ = ["ClusterPlayer", "ClusterError", "CONNECT_TIMEOUT", "STOP_WAIT", "FAILED_WORKERS"]
+
+#: Seconds to reach a scheduler before giving up (Dask's client timeout).
+CONNECT_TIMEOUT = 30
+#: Seconds a stop waits for the pairs in flight to end their engines
+#: (a pair notices the stop within :data:`arbiter.cluster.worker.STOP_POLL`,
+#: then its engines get their quit, SIGTERM and SIGKILL graces).
+STOP_WAIT = 10.0
+#: Workers a pair may take down (lost while playing it) before it is deemed
+#: the cause and the run aborts (Dask's ``KilledWorker``): the scheduler's
+#: ``allowed-failures`` is one less.  Set for ``local:N``; a scheduler of
+#: one's own is started with it (``specs/cluster.md`` §Exactly once).
+FAILED_WORKERS = 3
+#: The resource every pair needs one of: a worker's ``--slots``.
+SLOTS = "slots"
+
+
+class ClusterError(PlayerError):
+    """The cluster cannot play the run's games; the message says why."""
+
+
+class ClusterPlayer:
+    """Plays a tournament's game pairs on the cluster at ``target``."""
+
+    def __init__(self, target: ClusterTarget, config: TournamentConfig):
+        self.target = target
+        self.config = config
+        self.settings = {"game": config.game, "tc": config.tc,
+                         "timemargin_ms": config.timemargin_ms, "maxplies": config.maxplies,
+                         "stall_ms": config.stall_ms, "restart": config.restart}
+        self.tag = uuid.uuid4().hex[:12]
+        #: the Dask Event every pair of this run watches
+        self.stop_name = f"arbiter-stop-{self.tag}"
+        self._numbers = itertools.count(1)
+        self._client: Client | None = None
+        self._cluster: LocalCluster | None = None
+        self._in_flight: set[Future] = set()
+        self.submitted = 0
+
+    # -- the session -----------------------------------------------------------
+
+    @asynccontextmanager
+    async def session(self, observer: Observer) -> AsyncIterator[None]:
+        """Connected to the cluster (a ``local:N`` one started) inside; on the
+        way out, by any path, the pairs in flight are stopped and the client
+        closed (shielded from cancellation)."""
+        try:
+            workers = await trio.to_thread.run_sync(self._connect)
+            observer.message(f"cluster {self.target}: {workers} worker(s)"
+                             + ("" if workers else "; waiting for workers to join"))
+            yield
+        finally:
+            with trio.CancelScope(shield=True):
+                late = await trio.to_thread.run_sync(self._close)
+            if late:
+                observer.message(f"cluster: {late} game pair(s) ended after the stop; their games "
+                                 "were dropped and are replayed on resume")
+
+    def _connect(self) -> int:
+        """In a thread: the client (and the local cluster); the workers' count."""
+        logging.getLogger("distributed").setLevel(logging.ERROR)
+        try:
+            if self.target.local:
+                self._client = self._start_local()
+            else:
+                security = None
+                if self.target.tls is not None:
+                    tls = self.target.tls
+                    security = Security(tls_ca_file=tls.ca, tls_client_cert=tls.cert,
+                                        tls_client_key=tls.key, require_encryption=True)
+                self._client = Client(self.target.address, security=security,
+                                      timeout=CONNECT_TIMEOUT, set_as_default=False)
+            return len(self._client.scheduler_info().get("workers", {}))
+        except (OSError, TimeoutError, ValueError) as exc:
+            self._close()
+            raise ClusterError(f"cannot reach the cluster at {self.target}: {exc}") from None
+
+    def _start_local(self) -> Client:
+        """``local:N``: N worker processes on this machine, each with as many
+        slots as needed for ``--concurrency`` games at once in all, and the
+        plugin holding the coordinator's own engines."""
+        workers = self.target.local
+        slots = max(1, -(-self.config.concurrency // workers))
+        with dask.config.set({"distributed.scheduler.allowed-failures": FAILED_WORKERS - 1}):
+            self._cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=slots, processes=True,
+                resources={SLOTS: slots}, host="127.0.0.1", dashboard_address=None,
+                silence_logs=logging.ERROR)
+        client = Client(self._cluster, set_as_default=False)
+        client.register_plugin(ArbiterPlugin(
+            {e.name: e for e in self.config.engines if e.name},
+            "the coordinator's engines (local cluster)", self.config.log_dir, ignore_interrupt=True))
+        return client
+
+    def _close(self) -> int:
+        """In a thread: stop the pairs in flight, close; how many ended late."""
+        client, futures = self._client, list(self._in_flight)
+        late = 0
+        try:
+            if client is not None:
+                Event(self.stop_name, client=client).set()
+                if futures:
+                    try:
+                        wait(futures, timeout=STOP_WAIT)
+                    except TimeoutError:
+                        pass  # cancelled below; a local cluster's workers end with it
+                    late = sum(1 for future in futures if future.status == "finished")
+                    client.cancel(futures)
+        except (OSError, TimeoutError):  # the scheduler is gone already: nothing to stop there
+            pass
+        finally:
+            self._in_flight.clear()
+            self._client = None
+            if client is not None:
+                client.close()
+            if self._cluster is not None:
+                self._cluster.close()
+                self._cluster = None
+        return late
+
+    # -- pairs -----------------------------------------------------------------
+
+    def _submit(self, request: dict[str, Any], key: str) -> Future:
+        assert self._client is not None, "play_pair outside the session"
+        future = self._client.submit(play_pair, request, key=key, pure=False,
+                                     resources={SLOTS: 1})
+        self._in_flight.add(future)
+        self.submitted += 1
+        return future
+
+    async def play_pair(self, games: list[ScheduledGame]) -> PairResult:
+        """Play ``games`` (one game pair) on a worker: the games it played
+        and its events; :class:`ClusterError` if the cluster failed the pair.
+        Cancelled, the pair stays in flight until the session stops it."""
+        request = make_request(self.settings, self.config.engines, games, self.stop_name)
+        key = f"arbiter-{self.tag}-{games[0].key}-{next(self._numbers)}"
+        future = await trio.to_thread.run_sync(self._submit, request, key)
+        await _finished(future)
+        self._in_flight.discard(future)
+        keys = ", ".join(g.key for g in games)
+        try:
+            result = await trio.to_thread.run_sync(future.result)
+        except KilledWorker as exc:
+            raise ClusterError(f"game pair {keys} took down {FAILED_WORKERS} workers in a row "
+                               f"(Dask KilledWorker: {exc}); stopping, the games stored are kept"
+                               ) from None
+        except WorkerRefused as exc:
+            raise ClusterError(str(exc)) from None
+        except Exception as exc:  # anything else the task raised travels back as itself
+            raise ClusterError(f"game pair {keys} failed on the cluster: "
+                               f"{type(exc).__name__}: {exc}") from None
+        return _pair_result(read_result(result, games), games)
+
+
+async def _finished(future: Future) -> None:
+    """Wait, without a thread, until ``future`` is done (any way)."""
+    done = trio.Event()
+    token = trio.lowlevel.current_trio_token()
+
+    def wake(_: Future) -> None:  # in a thread of Dask's
+        try:
+            token.run_sync_soon(done.set)
+        except trio.RunFinishedError:
+            pass  # the run ended meanwhile: nobody waits any more
+
+    future.add_done_callback(wake)
+    await done.wait()
+
+
+def _pair_result(outcome: Outcome, games: list[ScheduledGame]) -> PairResult:
+    """The tournament's view of a worker's checked result: dropped parts
+    become events, a requested game without a record a failure."""
+    events: list[tuple[str, str, str | None, str | None]] = [
+        (e["kind"], e["detail"], e["engine"] or None, e["key"] or None) for e in outcome.events]
+    events += [("dropped-result", f"a result from worker {outcome.worker} was dropped: {why}",
+                None, None) for why in outcome.dropped]
+    failure = outcome.failure
+    played = {scheduled.key for scheduled, _ in outcome.played}
+    missing = [g.key for g in games if g.key not in played]
+    if failure is None and missing:
+        failure = (f"worker {outcome.worker} returned no record for game(s) {', '.join(missing)}; "
+                   "stopping, the games stored are kept")
+    return PairResult(outcome.played, events, failure)
