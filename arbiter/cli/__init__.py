@@ -44,6 +44,7 @@ COMMAND_MODULES: dict[str, str] = {
     "serve": "server",
     "connect": "server",
     "web": "web",
+    "worker": "cluster",
 }
 
 

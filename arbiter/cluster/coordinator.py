@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -35,7 +36,7 @@ from typing import Any
 
 import dask
 import trio
-from distributed import Client, Event, Future, KilledWorker, LocalCluster, Security, wait
+from distributed import Client, Event, Future, KilledWorker, LocalCluster, Security
 
 from arbiter.config import TournamentConfig
 from arbiter.schedule import ScheduledGame
@@ -53,6 +54,8 @@ CONNECT_TIMEOUT = 30
 #: (a pair notices the stop within :data:`arbiter.cluster.worker.STOP_POLL`,
 #: then its engines get their quit, SIGTERM and SIGKILL graces).
 STOP_WAIT = 10.0
+#: Seconds between two looks, during a stop, at the pairs still in flight.
+STOP_LOOK = 0.05
 #: Workers a pair may take down (lost while playing it) before it is deemed
 #: the cause and the run aborts (Dask's ``KilledWorker``): the scheduler's
 #: ``allowed-failures`` is one less.  Set for ``local:N``; a scheduler of
@@ -147,12 +150,11 @@ class ClusterPlayer:
             if client is not None:
                 Event(self.stop_name, client=client).set()
                 if futures:
-                    try:
-                        wait(futures, timeout=STOP_WAIT)
-                    except TimeoutError:
-                        pass  # cancelled below; a local cluster's workers end with it
+                    deadline = time.monotonic() + STOP_WAIT
+                    while not all(f.done() for f in futures) and time.monotonic() < deadline:
+                        time.sleep(STOP_LOOK)
                     late = sum(1 for future in futures if future.status == "finished")
-                    client.cancel(futures)
+                    client.cancel(futures)  # a local cluster's workers end below, with theirs
         except (OSError, TimeoutError):  # the scheduler is gone already: nothing to stop there
             pass
         finally:

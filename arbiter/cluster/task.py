@@ -115,7 +115,7 @@ def engine_for(name: str, requested: Mapping[str, Any], tables: Mapping[str, Eng
     if table is None:
         known = ", ".join(sorted(tables)) or "none"
         raise WorkerRefused(f"worker {worker} has no engine {name!r} in {source} (it has: {known}); "
-                            f"add [engines.{name}] there, or run the tournament without it")
+                            f"define engine {name!r} there (an engines.{name} table), or play without it")
     engine = copy.deepcopy(table)
     engine.name = name
     options = requested.get("options") or {}

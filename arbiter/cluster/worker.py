@@ -17,6 +17,8 @@ in a local run.  The games finished by then are returned.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import signal
 import threading
 from collections.abc import Callable, Mapping
@@ -33,7 +35,7 @@ from arbiter.match import play_game
 
 from .task import WorkerRefused, engine_for, version_problem, versions
 
-__all__ = ["PLUGIN_NAME", "STOP_POLL", "ArbiterPlugin", "play_pair"]
+__all__ = ["PLUGIN_NAME", "STOP_POLL", "ArbiterPlugin", "play_pair", "serve_worker"]
 
 #: The name the plugin is registered under on each worker.
 PLUGIN_NAME = "arbiter"
@@ -191,3 +193,49 @@ class _Pair:
         where = f" (on worker {self.result['worker']})"
         self.result["events"].append({"kind": kind, "detail": detail + where, "engine": engine,
                                       "key": key})
+
+
+# --------------------------------------------------------------------------
+# `arbiter worker`: a Dask worker with the plugin, until a stop signal
+# --------------------------------------------------------------------------
+
+#: Seconds a starting worker keeps trying to reach its scheduler.
+JOIN_TIMEOUT = 60
+
+#: Signals that end ``arbiter worker`` cleanly: it leaves the scheduler
+#: (whose pairs are then played elsewhere) and its engines end with it.
+WORKER_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def serve_worker(address: str, tls: Any, plugin: ArbiterPlugin, slots: int,
+                 name: str | None = None, announce: Callable[[str], None] = print) -> None:
+    """Run a Dask worker joined to scheduler ``address`` (``tls``: an
+    :class:`~arbiter.cluster.address.TLSFiles` or None), offering ``slots``
+    games at once, until one of :data:`WORKER_STOP_SIGNALS`.  ``announce``
+    is told when it has joined.  OSError/TimeoutError if it cannot join."""
+    asyncio.run(_serve(address, tls, plugin, slots, name, announce))
+
+
+async def _serve(address: str, tls: Any, plugin: ArbiterPlugin, slots: int, name: str | None,
+                 announce: Callable[[str], None]) -> None:
+    from distributed import Security, Worker
+
+    logging.getLogger("distributed").setLevel(logging.WARNING)  # its INFO lines: a page per join
+    security = None
+    if tls is not None:
+        security = Security(tls_ca_file=tls.ca, tls_worker_cert=tls.cert, tls_worker_key=tls.key,
+                            require_encryption=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for number in WORKER_STOP_SIGNALS:
+        loop.add_signal_handler(number, stop.set)
+    worker = Worker(address, nthreads=slots, resources={"slots": slots}, plugins={plugin},
+                    security=security, name=name, death_timeout=JOIN_TIMEOUT, dashboard=False)
+    async with worker:
+        announce(f"worker {worker.address} joined {address}: {slots} slot(s), engines "
+                 f"{', '.join(sorted(plugin.tables)) or 'none'} from {plugin.source}")
+        ended = asyncio.ensure_future(worker.finished())
+        stopped = asyncio.ensure_future(stop.wait())
+        await asyncio.wait([ended, stopped], return_when=asyncio.FIRST_COMPLETED)
+        for task in (ended, stopped):
+            task.cancel()
