@@ -158,10 +158,10 @@ def coordinator_cpu(cluster: OwnCluster, engines: str, games: int, concurrency: 
 
 
 def run_wall(argv: list[str]) -> float:
+    """Wall seconds of ``python -m ARGV`` (``argv[0]`` a module)."""
     began = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", *argv[1:]] if argv[0] == "arbiter" else argv,
-                            env=environment(), cwd=ROOT, capture_output=True, text=True,
-                            timeout=GUARD)
+    result = subprocess.run([sys.executable, "-m", *argv], env=environment(), cwd=ROOT,
+                            capture_output=True, text=True, timeout=GUARD)
     if result.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:3])} failed: {result.stderr[-2000:]}")
     return time.monotonic() - began

@@ -229,3 +229,39 @@ def test_addresses_off_this_machine_need_tls(address, flags, message):
         parse_target(address, **flags)
     assert parse_target("tcp://10.1.2.3:8786", insecure=True).address == "tcp://10.1.2.3:8786"
     assert parse_target("127.0.0.1:8786").address == "tcp://127.0.0.1:8786"
+
+
+def test_a_result_keeps_only_the_requested_games_once():
+    """§Exactly once (1): a record is kept only for a key of the request,
+    once, with the scheduled colours; the rest is dropped with a reason."""
+    from arbiter.cluster.task import read_result
+    from arbiter.record import GameRecord
+
+    first, second = build_schedule(["a", "b"], games=2).games
+
+    def record(white: str, black: str) -> dict:
+        return GameRecord("troll", white, black, "1-0", "connection", "a connection").to_dict()
+
+    outcome = read_result({"worker": "tcp://w:1", "games": [
+        {"key": first.key, "record": record("a", "b")},
+        {"key": first.key, "record": record("a", "b")},  # a second result for the key
+        {"key": "r9-p9-g9", "record": record("a", "b")},  # not requested
+        {"key": second.key, "record": record("a", "b")},  # colours not the scheduled ones
+        {"key": second.key, "record": {"moves": "nonsense"}},
+    ]}, [first, second])
+    assert [(s.key, r.white) for s, r in outcome.played] == [(first.key, "a")]
+    assert len(outcome.dropped) == 4
+    assert "a second result" in outcome.dropped[0] and "not requested" in outcome.dropped[1]
+    assert "scheduled for b and a" in outcome.dropped[2]
+    assert read_result("junk", [first]).dropped == ["a result that is not a mapping (str)"]
+
+
+def test_a_worker_of_another_version_is_refused():
+    """§Versions: each difference is named, with both values."""
+    from arbiter.cluster.task import version_problem, versions
+
+    ours = versions()
+    assert version_problem("tcp://w:1", ours, dict(ours)) is None
+    problem = version_problem("tcp://w:1", ours, {**ours, "rules": "0123456789ab"})
+    assert problem is not None and problem.startswith("worker tcp://w:1 refused the games")
+    assert f"rules {ours['rules']} here, 0123456789ab on the coordinator" in problem

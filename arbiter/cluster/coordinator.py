@@ -103,8 +103,8 @@ class ClusterPlayer:
             with trio.CancelScope(shield=True):
                 late = await trio.to_thread.run_sync(self._close)
             if late:
-                observer.message(f"cluster: {late} game pair(s) ended after the stop; their games "
-                                 "were dropped and are replayed on resume")
+                observer.message(f"cluster: {late} game(s) of pairs stopped in flight had ended; "
+                                 "they were dropped and are played again on resume")
 
     def _connect(self) -> int:
         """In a thread: the client (and the local cluster); the workers' count."""
@@ -143,7 +143,8 @@ class ClusterPlayer:
         return client
 
     def _close(self) -> int:
-        """In a thread: stop the pairs in flight, close; how many ended late."""
+        """In a thread: stop the pairs in flight, close; how many games the
+        stopped pairs had finished (dropped: the pair was abandoned)."""
         client, futures = self._client, list(self._in_flight)
         late = 0
         try:
@@ -153,7 +154,7 @@ class ClusterPlayer:
                     deadline = time.monotonic() + STOP_WAIT
                     while not all(f.done() for f in futures) and time.monotonic() < deadline:
                         time.sleep(STOP_LOOK)
-                    late = sum(1 for future in futures if future.status == "finished")
+                    late = sum(_games_in(future) for future in futures if future.status == "finished")
                     client.cancel(futures)  # a local cluster's workers end below, with theirs
         except (OSError, TimeoutError):  # the scheduler is gone already: nothing to stop there
             pass
@@ -214,6 +215,16 @@ async def _finished(future: Future) -> None:
 
     future.add_done_callback(wake)
     await done.wait()
+
+
+def _games_in(future: Future) -> int:
+    """In a thread: the games a finished pair returned (a late result)."""
+    try:
+        result = future.result(timeout=STOP_WAIT)
+    except Exception:  # noqa: BLE001 - a failed late pair has no games to count
+        return 0
+    games = result.get("games") if isinstance(result, dict) else None
+    return len(games) if isinstance(games, list) else 0
 
 
 def _pair_result(outcome: Outcome, games: list[ScheduledGame]) -> PairResult:

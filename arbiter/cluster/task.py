@@ -162,8 +162,8 @@ def read_result(result: Any, games: Sequence[ScheduledGame]) -> Outcome:
             continue
         try:
             record = GameRecord.from_dict(item["record"])
-        except (KeyError, TypeError, ValueError) as exc:
-            outcome.dropped.append(f"game {key}: not a game record ({exc})")
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # whatever a worker sent
+            outcome.dropped.append(f"game {key}: not a game record ({exc!r})")
             continue
         if (record.white, record.black) != (scheduled.white, scheduled.black):
             outcome.dropped.append(f"game {key}: played by {record.white} and {record.black}, "

@@ -229,7 +229,7 @@ async def _serve(address: str, tls: Any, plugin: ArbiterPlugin, slots: int, name
     loop = asyncio.get_running_loop()
     for number in WORKER_STOP_SIGNALS:
         loop.add_signal_handler(number, stop.set)
-    worker = Worker(address, nthreads=slots, resources={"slots": slots}, plugins={plugin},
+    worker = Worker(address, nthreads=slots, resources={"slots": slots}, plugins=(plugin,),
                     security=security, name=name, death_timeout=JOIN_TIMEOUT, dashboard=False)
     async with worker:
         announce(f"worker {worker.address} joined {address}: {slots} slot(s), engines "
