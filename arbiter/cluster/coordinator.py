@@ -10,12 +10,14 @@ many pairs (each playing one game at a time) are in flight.
 
 **The bridge** (trio beside Dask's Tornado/asyncio): the client is Dask's
 synchronous :class:`distributed.Client`, whose own event loop runs in a thread
-of its own.  trio calls it only through :func:`trio.to_thread.run_sync` for
-short calls (connect, submit, read a finished result, close), and never
-blocks a thread on a running pair: the future's done-callback (run by Dask
-in a thread) wakes the waiting trio task through the run's
+of its own.  trio calls it through :func:`trio.to_thread.run_sync` for the
+calls that wait (connecting, closing); ``submit`` only queues a message for
+that loop, so it is called from trio directly.  Results come back through one
+thread (:class:`_Results`): Dask's :class:`distributed.as_completed` fetches
+each finished pair's result in the client's loop and hands them over in
+batches, and the thread wakes their trio tasks through the run's
 :class:`trio.lowlevel.TrioToken`.  So a thousand pairs in flight cost a
-thousand futures, not a thousand threads.
+thousand futures and one thread, and no trio task blocks a thread.
 
 **Stopping**: the session's end (a finished run, Ctrl-C, an SPRT decision
 reached, an abort) sets the run's stop :class:`distributed.Event`, which every
@@ -27,7 +29,9 @@ closes the client (and the local cluster it started).
 from __future__ import annotations
 
 import itertools
+import json
 import logging
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -36,7 +40,7 @@ from typing import Any
 
 import dask
 import trio
-from distributed import Client, Event, Future, KilledWorker, LocalCluster, Security
+from distributed import Client, Event, Future, KilledWorker, LocalCluster, Security, as_completed
 
 from arbiter.config import TournamentConfig
 from arbiter.schedule import ScheduledGame
@@ -85,6 +89,7 @@ class ClusterPlayer:
         self._client: Client | None = None
         self._cluster: LocalCluster | None = None
         self._in_flight: set[Future] = set()
+        self._results: _Results | None = None
         self.submitted = 0
 
     # -- the session -----------------------------------------------------------
@@ -96,6 +101,8 @@ class ClusterPlayer:
         closed (shielded from cancellation)."""
         try:
             workers = await trio.to_thread.run_sync(self._connect)
+            assert self._client is not None
+            self._results = _Results(self._client, trio.lowlevel.current_trio_token())
             observer.message(f"cluster {self.target}: {workers} worker(s)"
                              + ("" if workers else "; waiting for workers to join"))
             yield
@@ -159,6 +166,9 @@ class ClusterPlayer:
         except (OSError, TimeoutError):  # the scheduler is gone already: nothing to stop there
             pass
         finally:
+            if self._results is not None:
+                self._results.close()
+                self._results = None
             self._in_flight.clear()
             self._client = None
             if client is not None:
@@ -171,6 +181,7 @@ class ClusterPlayer:
     # -- pairs -----------------------------------------------------------------
 
     def _submit(self, request: dict[str, Any], key: str) -> Future:
+        """The pair's task (``submit`` queues it for the client's loop: no wait)."""
         assert self._client is not None, "play_pair outside the session"
         future = self._client.submit(play_pair, request, key=key, pure=False,
                                      resources={SLOTS: 1})
@@ -184,37 +195,81 @@ class ClusterPlayer:
         Cancelled, the pair stays in flight until the session stops it."""
         request = make_request(self.settings, self.config.engines, games, self.stop_name)
         key = f"arbiter-{self.tag}-{games[0].key}-{next(self._numbers)}"
-        future = await trio.to_thread.run_sync(self._submit, request, key)
-        await _finished(future)
+        assert self._results is not None, "play_pair outside the session"
+        done = _Waiter()
+        self._results.waiting[key] = done
+        future = self._submit(request, key)
+        self._results.add(future)
+        await done.event.wait()
         self._in_flight.discard(future)
+        if future.status == "finished":
+            return _pair_result(read_result(done.result, games), games)
         keys = ", ".join(g.key for g in games)
-        try:
-            result = await trio.to_thread.run_sync(future.result)
+        try:  # the error itself, raised here (the rare path: a thread is fine)
+            await trio.to_thread.run_sync(future.result)
+            raise ClusterError(f"game pair {keys}: the cluster says {future.status}")
         except KilledWorker as exc:
             raise ClusterError(f"game pair {keys} took down {FAILED_WORKERS} workers in a row "
                                f"(Dask KilledWorker: {exc}); stopping, the games stored are kept"
                                ) from None
-        except WorkerRefused as exc:
+        except (WorkerRefused, ClusterError) as exc:
             raise ClusterError(str(exc)) from None
         except Exception as exc:  # anything else the task raised travels back as itself
             raise ClusterError(f"game pair {keys} failed on the cluster: "
                                f"{type(exc).__name__}: {exc}") from None
-        return _pair_result(read_result(result, games), games)
 
 
-async def _finished(future: Future) -> None:
-    """Wait, without a thread, until ``future`` is done (any way)."""
-    done = trio.Event()
-    token = trio.lowlevel.current_trio_token()
+class _Waiter:
+    """A trio task waiting for one pair's result."""
 
-    def wake(_: Future) -> None:  # in a thread of Dask's
-        try:
-            token.run_sync_soon(done.set)
-        except trio.RunFinishedError:
-            pass  # the run ended meanwhile: nobody waits any more
+    def __init__(self) -> None:
+        self.event = trio.Event()
+        self.result: Any = None
 
-    future.add_done_callback(wake)
-    await done.wait()
+
+class _Results:
+    """The one thread between Dask's results and trio: Dask's
+    ``as_completed`` (with results, fetched in the client's loop) hands over
+    finished pairs in batches; each batch wakes its trio waiters in one
+    ``run_sync_soon``.  :attr:`waiting` maps a task's key to its waiter,
+    registered before the task is submitted."""
+
+    def __init__(self, client: Client, token: trio.lowlevel.TrioToken):
+        self.completed = as_completed(loop=client.loop, with_results=True, raise_errors=False)
+        self.token = token
+        self.waiting: dict[str, _Waiter] = {}
+        self._added = threading.Event()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="arbiter-cluster-results",
+                                        daemon=True)
+        self._thread.start()
+
+    def add(self, future: Future) -> None:
+        self.completed.add(future)
+        self._added.set()
+
+    def close(self) -> None:
+        """The thread ends (at once if idle, else with the next batch)."""
+        self._closed = True
+        self._added.set()
+
+    def _run(self) -> None:
+        while not self._closed:
+            self._added.wait()
+            self._added.clear()
+            for batch in self.completed.batches():  # blocks; ends once none is in flight
+                try:
+                    self.token.run_sync_soon(self._deliver, batch)
+                except trio.RunFinishedError:
+                    return  # the run ended meanwhile: nobody waits any more
+
+    def _deliver(self, batch: list[tuple[Future, Any]]) -> None:
+        """In trio's thread: wake the waiters of ``batch``."""
+        for future, result in batch:
+            waiter = self.waiting.pop(str(future.key), None)
+            if waiter is not None:
+                waiter.result = result
+                waiter.event.set()
 
 
 def _games_in(future: Future) -> int:
@@ -224,7 +279,10 @@ def _games_in(future: Future) -> int:
     except Exception:  # noqa: BLE001 - a failed late pair has no games to count
         return 0
     games = result.get("games") if isinstance(result, dict) else None
-    return len(games) if isinstance(games, list) else 0
+    try:
+        return len(json.loads(games)) if isinstance(games, str) else 0
+    except ValueError:
+        return 0
 
 
 def _pair_result(outcome: Outcome, games: list[ScheduledGame]) -> PairResult:

@@ -20,6 +20,7 @@ import copy
 import functools
 import hashlib
 import importlib.metadata
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -154,7 +155,14 @@ def read_result(result: Any, games: Sequence[ScheduledGame]) -> Outcome:
     outcome = Outcome(str(result.get("worker", "?")))
     by_key = {g.key: g for g in games}
     seen: set[str] = set()
-    for item in result.get("games") or []:
+    played = result.get("games") or []
+    if isinstance(played, str | bytes):
+        try:
+            played = json.loads(played)
+        except ValueError as exc:
+            played = []
+            outcome.dropped.append(f"games that are not JSON ({exc})")
+    for item in played if isinstance(played, list) else []:
         key = str(item.get("key")) if isinstance(item, Mapping) else "?"
         scheduled = by_key.get(key)
         if scheduled is None or key in seen:

@@ -18,6 +18,7 @@ in a local run.  The games finished by then are returned.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import signal
 import threading
@@ -110,6 +111,7 @@ async def _play(request: dict[str, Any], engines: dict[str, EngineConfig], log_d
         nursery.start_soon(_watch, stopped, nursery.cancel_scope, result)
         await _Pair(request, engines, log_dir, result).play()
         nursery.cancel_scope.cancel()
+    result["games"] = json.dumps(result["games"])  # one text: a fraction of the cost to send
     return result
 
 
