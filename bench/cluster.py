@@ -9,6 +9,9 @@ Three figures (issue 14), each printed as the median over ``--rounds``:
   ``bench/tournament.py``'s wrapper) for a small and a large number of games;
   the marginal CPU per game is (large - small) / (games large - games small),
   so start-up (imports, connecting) cancels out.  Goal: <= 1 ms per game.
+  Beside it, the same figure for a local run (``arbiter tournament``
+  without ``--cluster``: its CPU includes playing the games), measured the
+  same way in the same round, to show what the machine's load does to both.
 * **throughput**: the same tournament played locally and on ``--cluster
   local:2``, the same ``--concurrency``, one after the other in each round:
   games per second of wall time between the first game's start and the last
@@ -143,11 +146,13 @@ class OwnCluster:
             proc.wait(timeout=GUARD)
 
 
-def coordinator_cpu(cluster: OwnCluster, engines: str, games: int, concurrency: int,
+def coordinator_cpu(cluster: OwnCluster | None, engines: str, games: int, concurrency: int,
                     workdir: str) -> float:
+    """The CPU of ``arbiter tournament`` itself for ``games`` games: on
+    ``cluster``, or locally (None)."""
     db = fresh_db(workdir, f"cpu-{games}.db")
-    cpu = own_cpu([*tournament_args(engines, games, concurrency, db), "--cluster", cluster.address],
-                  environment())
+    extra = ["--cluster", cluster.address] if cluster is not None else []
+    cpu = own_cpu([*tournament_args(engines, games, concurrency, db), *extra], environment())
     stored(db, games)
     return cpu
 
@@ -235,10 +240,12 @@ def main() -> None:
         cluster = OwnCluster(workdir, engines, workers=2, slots=max(1, options.concurrency // 2))
         try:
             for _ in range(options.rounds):
-                small = coordinator_cpu(cluster, engines, options.small, options.concurrency, workdir)
-                large = coordinator_cpu(cluster, engines, options.large, options.concurrency, workdir)
-                per_game = (large - small) / (options.large - options.small)
-                figures.setdefault("coordinator ms/game", []).append(per_game * 1000)
+                for label, where in (("coordinator ms/game", cluster),
+                                     ("local run ms/game (games included)", None)):
+                    small = coordinator_cpu(where, engines, options.small, options.concurrency, workdir)
+                    large = coordinator_cpu(where, engines, options.large, options.concurrency, workdir)
+                    per_game = (large - small) / (options.large - options.small)
+                    figures.setdefault(label, []).append(per_game * 1000)
         finally:
             cluster.close()
         for _ in range(options.rounds):
@@ -251,7 +258,7 @@ def main() -> None:
     print(f"{GAME}, replay engines, --concurrency {options.concurrency}, "
           f"{options.rounds} round(s), median (min-max):")
     for key, values in figures.items():
-        print(f"  {key:32} {statistics.median(values):8.3f}  ({min(values):.3f}-{max(values):.3f})")
+        print(f"  {key:36} {statistics.median(values):8.3f}  ({min(values):.3f}-{max(values):.3f})")
 
 
 if __name__ == "__main__":

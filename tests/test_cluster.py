@@ -15,6 +15,7 @@ wait.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import pytest
 from bad_engines.harness import processes_with
-from cli import start
+from cli import child_env, start
 from test_tournament import HERE, PY, cli, count_games, one, rows, spec, wait_for_games
 
 from arbiter.cluster.address import ClusterAddressError, parse_target
@@ -125,18 +126,21 @@ def test_a_worker_killed_mid_run_loses_nothing(tmp_path):
 
 
 def test_ctrl_c_mid_run_then_rerun_resumes_exactly(tmp_path):
-    """§Stopping: SIGINT stops the games in flight on the workers (their
-    engines end), exits 130 with the games stored kept; the same command
-    then plays only the rest, each game once."""
+    """§Stopping: Ctrl-C (SIGINT to the whole process group, as a terminal
+    sends it: the local workers ignore it) stops the games in flight on the
+    workers (their engines end), exits 130 with the games stored kept; the
+    same command then plays only the rest, each game once."""
     db, gate, tag = tmp_path / "c.db", tmp_path / "gate", f"arbiter-test-{uuid.uuid4()}"
     args = ["tournament", "-g", "troll", "-e", gated("a", gate, tag), "-e", spec("b", TAG=tag),
             "-e", spec("c", "greedy", TAG=tag), "--games", "2", "-c", "3", "--db", str(db),
             "--cluster", "local:2", *FAST]
-    proc = start(*args, cwd=tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "arbiter", *args], cwd=tmp_path,
+                            env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
     try:
         wait_for_games(db, 2, proc, limit=GUARD)
         wait_until("two gate engines", lambda: len(gate_engines(tag)) == 2, proc)
-        proc.send_signal(signal.SIGINT)
+        os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=GUARD)
     finally:
         proc.kill()
