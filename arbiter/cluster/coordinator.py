@@ -141,7 +141,8 @@ class ClusterPlayer:
         with dask.config.set({"distributed.scheduler.allowed-failures": FAILED_WORKERS - 1}):
             self._cluster = LocalCluster(
                 n_workers=workers, threads_per_worker=slots, processes=True,
-                resources={SLOTS: slots}, host="127.0.0.1", dashboard_address=None,
+                resources={SLOTS: slots}, host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",  # Dask's HTTP server: a free port, this machine only
                 silence_logs=logging.ERROR)
         client = Client(self._cluster, set_as_default=False)
         client.register_plugin(ArbiterPlugin(
