@@ -115,7 +115,9 @@ class ClusterPlayer:
 
     def _connect(self) -> int:
         """In a thread: the client (and the local cluster); the workers' count."""
-        logging.getLogger("distributed").setLevel(logging.ERROR)
+        # Dask's own log lines (a local cluster's scheduler runs in this process)
+        # would repeat, in its words, what the run says of each failure
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
         try:
             if self.target.local:
                 self._client = self._start_local()
@@ -210,9 +212,12 @@ class ClusterPlayer:
             await trio.to_thread.run_sync(future.result)
             raise ClusterError(f"game pair {keys}: the cluster says {future.status}")
         except KilledWorker as exc:
-            raise ClusterError(f"game pair {keys} took down {FAILED_WORKERS} workers in a row "
-                               f"(Dask KilledWorker: {exc}); stopping, the games stored are kept"
-                               ) from None
+            last = getattr(exc, "last_worker", None)
+            raise ClusterError(
+                f"game pair {keys} took down {FAILED_WORKERS} workers in a row (Dask's "
+                f"KilledWorker; the last was {getattr(last, 'address', last) or '?'}): an engine "
+                "that kills its worker, or a worker out of memory?; the games stored are kept"
+            ) from None
         except (WorkerRefused, ClusterError) as exc:
             raise ClusterError(str(exc)) from None
         except Exception as exc:  # anything else the task raised travels back as itself
