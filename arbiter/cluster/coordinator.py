@@ -55,8 +55,8 @@ __all__ = ["ClusterPlayer", "ClusterError", "CONNECT_TIMEOUT", "STOP_WAIT", "FAI
 #: Seconds to reach a scheduler before giving up (Dask's client timeout).
 CONNECT_TIMEOUT = 30
 #: Seconds a stop waits for the pairs in flight to end their engines
-#: (a pair notices the stop within :data:`arbiter.cluster.worker.STOP_POLL`,
-#: then its engines get their quit, SIGTERM and SIGKILL graces).
+#: (a pair's wait on the stop event returns at once, then its engines get
+#: their quit, SIGTERM and SIGKILL graces).
 STOP_WAIT = 10.0
 #: Seconds between two looks, during a stop, at the pairs still in flight.
 STOP_LOOK = 0.05

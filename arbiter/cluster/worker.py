@@ -41,10 +41,13 @@ __all__ = ["PLUGIN_NAME", "STOP_POLL", "ArbiterPlugin", "play_pair", "serve_work
 #: The name the plugin is registered under on each worker.
 PLUGIN_NAME = "arbiter"
 
-#: Seconds between two looks of a pair at its stop primitive and its task's
-#: state: a stop reaches the engines within about this (plus their shutdown),
-#: and each look is one small request to the scheduler.
-STOP_POLL = 0.5
+#: Seconds a pair's wait on its stop event lasts before it looks at its
+#: task's state (cancelled, or released because the coordinator went away)
+#: and waits again.  The wait is answered by the scheduler the moment the
+#: event is set (a long poll), so this bounds only how late a cancel is
+#: noticed, and each wait is one request to the scheduler: with thousands of
+#: pairs in flight, shorter would load it for nothing.
+STOP_POLL = 2.0
 
 #: Task states (on the worker) that mean nobody wants the pair any more.
 _UNWANTED = frozenset({"cancelled", "released", "forgotten"})
