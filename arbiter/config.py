@@ -165,7 +165,7 @@ def engine_configs(specs: Sequence[str], engines_file: str | None = None,
 CONFIG_KEYS = (
     "name", "game", "engine", "format", "games", "rounds", "openings", "order", "seed",
     "random_plies", "tc", "timemargin", "maxplies", "resign", "draw", "stall", "sprt", "concurrency",
-    "restart", "db", "pgn", "log", "engines_file",
+    "restart", "db", "pgn", "log", "engines_file", "cluster",
 )
 
 #: the settings that define a tournament (not allowed with ``--resume``)
@@ -174,7 +174,7 @@ DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "order", 
 
 #: the settings of how a run goes, which ``--resume`` takes: (flag, attribute)
 RUN_SETTINGS = (("concurrency", "concurrency"), ("restart", "restart"), ("pgn", "pgn"),
-                ("log", "log_dir"))
+                ("log", "log_dir"), ("cluster", "cluster"))
 
 
 @dataclass
@@ -210,6 +210,9 @@ class TournamentConfig:
     restart: bool = False
     pgn: str | None = None
     log_dir: str | None = None
+    #: where the games are played: None here, else a cluster ADDRESS
+    #: (``specs/cluster.md``); not stored, so a resume plays where it is told
+    cluster: str | None = None
 
     def __post_init__(self) -> None:
         self.engines = [copy.deepcopy(e) for e in self.engines]
@@ -338,6 +341,7 @@ _KEY_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "concurrency": (int, "a whole number"), "restart": (bool, "true or false"),
     "db": (str, "a file path"), "pgn": (str, "a file path"), "log": (str, "a directory path"),
     "engines_file": (str, "a file path"), "engine": (list, "a list of engine SPEC strings"),
+    "cluster": (str, "a cluster address (tls://host:port or local:N)"),
 }
 
 #: keys whose value is a path, relative to the config file
@@ -498,7 +502,7 @@ def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineCo
         draw=_canonical(settings.get("draw"), "draw"),
         concurrency=settings.get("concurrency") or 1,
         restart=bool(settings.get("restart")),
-        pgn=settings.get("pgn"), log_dir=settings.get("log"),
+        pgn=settings.get("pgn"), log_dir=settings.get("log"), cluster=settings.get("cluster"),
     )
     repeated = sorted(name for name, count in Counter(config.engine_names).items() if count > 1)
     if repeated:

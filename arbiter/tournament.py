@@ -22,6 +22,9 @@ are in ``specs/tournament.md``:
   *aborted* (games in progress are abandoned, finished games stay);
 * SPRT (two engines): once a bound is crossed no new game pair starts, the
   game pairs already started are completed, and the run ends ``finished``;
+* a :class:`PairPlayer` given (``--cluster``: :mod:`arbiter.cluster`) plays
+  whole game pairs elsewhere instead of the workers' own engines; taking,
+  storing, standings, SPRT and stopping stay those above (``specs/cluster.md``);
 * :meth:`Tournament.stop` (the command line calls it on Ctrl-C, SIGTERM,
   SIGHUP or a closed output; the library installs no signal handler): games
   in progress are abandoned (replayed on resume), engines are ended, the run
@@ -37,7 +40,7 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import trio
 
@@ -68,6 +71,7 @@ from arbiter.store import (
 __all__ = [
     "Observer", "RunResult", "Tournament", "open_tournament", "tournament_standings",
     "startup_limit", "STARTUPS_PER_CORE", "check_engines", "delete_tournament",
+    "PairPlayer", "PairResult", "PlayerError",
 ]
 
 _T = TypeVar("_T")
@@ -226,6 +230,39 @@ class RunResult:
     abandoned: list[str] = field(default_factory=list)  # keys in progress when stopped
 
 
+class PlayerError(Exception):
+    """A :class:`PairPlayer` that cannot go on (its cluster unreachable, a
+    pair failing on worker after worker): the run aborts with this message,
+    keeping every stored game."""
+
+
+@dataclass
+class PairResult:
+    """What a :class:`PairPlayer` gives back for a game pair: the games
+    played (each of those asked at most once, with its record), events to
+    store as ``(kind, detail, engine, key)``, and a failure that aborts the
+    run once the games played are stored (None: none)."""
+
+    played: list[tuple[ScheduledGame, GameRecord]] = field(default_factory=list)
+    events: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
+    failure: str | None = None
+
+
+class PairPlayer(Protocol):
+    """Where game pairs are played when not by the run's own engines (the
+    seam of ``--cluster``: :class:`arbiter.cluster.ClusterPlayer`).
+
+    :meth:`session` is entered once around the run's workers (connecting,
+    then ending every game in flight on the way out, also when cancelled);
+    :meth:`play_pair` plays the given games of one game pair (both, or the one
+    left of it on resume) and returns what was played; cancelled, it leaves
+    the games in flight to the session's end."""
+
+    def session(self, observer: Observer) -> AbstractAsyncContextManager[None]: ...
+
+    async def play_pair(self, games: list[ScheduledGame]) -> PairResult: ...
+
+
 class _Held:
     """An engine process a worker keeps between games.
 
@@ -253,12 +290,15 @@ class Tournament:
     ``startups`` bounds the engine start-ups at once (default
     :func:`startup_limit`).  Nothing here handles signals: whoever runs the
     tournament calls :meth:`stop` to end it early (``arbiter.cli.app``).
+    ``player`` plays whole game pairs instead of the run's own engines
+    (:class:`PairPlayer`; ``--cluster``).
     """
 
     def __init__(self, config: TournamentConfig, store: Store, tournament_id: int, *,
                  observer: Observer | None = None, timeouts: EngineTimeouts | None = None,
-                 startups: int | None = None):
+                 startups: int | None = None, player: PairPlayer | None = None):
         self.config = config
+        self.player = player
         self.store = store
         self.tournament_id = tournament_id
         self.observer = observer or Observer()
@@ -337,6 +377,17 @@ class Tournament:
         self._started_pairs.add((choice.pairing, choice.pair))
         return choice
 
+    def _take_pair(self) -> list[ScheduledGame] | None:
+        """The pending games of the next game pair (:meth:`_take`'s choice
+        and the rest of its pair), in schedule order, or None."""
+        first = self._take(frozenset())
+        if first is None:
+            return None
+        rest = [g for g in self._pending if (g.pairing, g.pair) == (first.pairing, first.pair)]
+        for game in rest:
+            self._pending.remove(game)
+        return [first, *rest]
+
     # -- the run -------------------------------------------------------------
 
     async def run(self) -> RunResult:
@@ -360,9 +411,7 @@ class Tournament:
             self._scope = nursery.cancel_scope
             nursery.start_soon(self._tick)
             nursery.start_soon(self.live.keep_written)
-            async with trio.open_nursery() as pool:
-                for number in range(workers):
-                    pool.start_soon(self._worker, number)
+            await self._play_all(workers)
             nursery.cancel_scope.cancel()
         return await self._finish()
 
@@ -418,7 +467,47 @@ class Tournament:
             assert self._scope is not None
             self._scope.cancel()
 
+    async def _play_all(self, workers: int) -> None:
+        """``workers`` worker tasks until none has a game left: the run's own
+        (:meth:`_worker`), or pair workers within the player's session."""
+        if self.player is None:
+            async with trio.open_nursery() as pool:
+                for number in range(workers):
+                    pool.start_soon(self._worker, number)
+            return
+        try:
+            async with self.player.session(self.observer):
+                async with trio.open_nursery() as pool:
+                    for _ in range(workers):
+                        pool.start_soon(self._pair_worker, self.player)
+        except PlayerError as exc:
+            self._fatal(str(exc))
+
     # -- a worker --------------------------------------------------------------
+
+    async def _pair_worker(self, player: PairPlayer) -> None:
+        """Take game pairs and have ``player`` play them; store each game
+        played as :meth:`_worker` stores its own (games not played stay in
+        :attr:`running`: abandoned, replayed on resume)."""
+        while (games := self._take_pair()) is not None:
+            for scheduled in games:
+                self.running[scheduled.key] = scheduled
+                self.observer.game_started(scheduled)
+            try:
+                result = await player.play_pair(games)
+            except PlayerError as exc:
+                self._fatal(str(exc))
+                return
+            for kind, detail, engine, key in result.events:
+                self.observer.message(detail)
+                await self._write(f"recording a {kind} event", functools.partial(
+                    self.store.add_event, self.tournament_id, kind, detail, engine=engine, key=key))
+            for scheduled, record in result.played:
+                if not await self._keep(scheduled, record):
+                    return
+            if result.failure is not None:
+                self._fatal(result.failure)
+                return
 
     async def _worker(self, number: int) -> None:
         """Take games and play them until none is left (or the run stops)."""

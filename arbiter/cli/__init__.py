@@ -48,6 +48,7 @@ COMMAND_MODULES: dict[str, str] = {
     "serve": "server",
     "connect": "server",
     "web": "web",
+    "worker": "cluster",
 }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from arbiter.cluster.address import ClusterAddressError, ClusterTarget, parse_target
 from arbiter.config import (
     ConfigError,
     TournamentConfig,
@@ -22,7 +23,7 @@ from arbiter.config import (
     resumed,
 )
 from arbiter.engine import EngineStartError
-from arbiter.enginespec import parse_engine_spec
+from arbiter.enginespec import REMOTE_PREFIX, parse_engine_spec
 from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings, silence_stdout
 from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
 from arbiter.tournament import (
@@ -70,14 +71,22 @@ def _display(plain: bool, as_json: bool):
 
 
 def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool,
-         as_json: bool, remote: tuple[str | None, float | None] = (None, None)) -> RunResult:
-    """Play the tournament; the first signal stops it cleanly (:meth:`Tournament.stop`).
-    ``remote``: ``--listen`` and ``--wait-engines`` for ``remote:NAME`` engines."""
+         as_json: bool, remote: tuple[str | None, float | None] = (None, None),
+         cluster: ClusterTarget | None = None) -> RunResult:
+    """Play the tournament (its games on ``cluster`` if given); the first
+    signal stops it cleanly (:meth:`Tournament.stop`).  ``remote``:
+    ``--listen`` and ``--wait-engines`` for ``remote:NAME`` engines."""
     from arbiter.server.remote_run import RemoteWaitError
 
     from .server import remote_runner
 
-    tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json))
+    player = None
+    if cluster is not None:
+        from arbiter.cluster.coordinator import ClusterPlayer  # Dask: only when asked for
+
+        player = ClusterPlayer(cluster, config)
+    tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json),
+                            player=player)
     try:
         main = remote_runner(tournament, config, str(store.path), *remote) or tournament.run
         return run_interruptible(main, stop=tournament.stop)
@@ -127,14 +136,17 @@ def _exit_for(result: RunResult) -> None:
 
 def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_json: bool,
                resume_id: int | None = None,
-               remote: tuple[str | None, float | None] = (None, None)) -> None:
+               remote: tuple[str | None, float | None] = (None, None),
+               cluster: ClusterTarget | None = None) -> None:
     """Find or create the tournament, play what is left, print the standings.
 
     Before a tournament is created (or resumed) each engine is started once
     (:func:`_check_engines`), so a typo in a command or an option leaves
     no tournament behind; a tournament another run holds is refused before
     anything is said about resuming it.  ``remote``: ``--listen`` and
-    ``--wait-engines`` for ``remote:NAME`` engines (they are waited for in the run)."""
+    ``--wait-engines`` for ``remote:NAME`` engines (they are waited for in the run);
+    ``cluster``: play on a Dask cluster (its workers start their own engines:
+    none is started here)."""
     log_existed = config.log_dir is not None and os.path.isdir(config.log_dir)
     checked_log_dir(config.log_dir)
     checked_record_file(config.pgn)
@@ -147,7 +159,8 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
             return
         if tournament_id is not None:
             _not_busy(store, tournament_id)
-        retried = _check_engines(config, log_existed, created=tournament_id is None)
+        retried = [] if cluster is not None else _check_engines(config, log_existed,
+                                                                created=tournament_id is None)
         if tournament_id is None:
             tournament_id, how = open_tournament(store, config, new=True)
         for exc in retried:
@@ -156,7 +169,7 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
         if how == "resume":
             print(f"arbiter: resuming tournament {tournament_id} ({config.name}) in {db}",
                   file=sys.stderr)
-        result = _run(store, config, tournament_id, plain, as_json, remote)
+        result = _run(store, config, tournament_id, plain, as_json, remote, cluster)
         if result.status in (ABORTED, INTERRUPTED):
             _summary(store, tournament_id, as_json)
             _exit_for(result)
@@ -284,13 +297,19 @@ def tournament(
     as_json: bool = typer.Option(False, "--json", help="print the final standings as JSON"),
     listen: str | None = typer.Option(None, "--listen", help="HOST:PORT where -e remote:NAME engines connect"),
     wait_engines: float | None = typer.Option(None, "--wait-engines", help="seconds to wait for the remote engines (default 120)"),
+    cluster: str | None = typer.Option(None, "--cluster", help="play the games on a Dask cluster: "
+                                       "tls://host:port, or local:N worker processes here"),
+    tls_ca: str | None = typer.Option(None, "--tls-ca", help="--cluster tls://: the CA certificate (PEM)"),
+    tls_cert: str | None = typer.Option(None, "--tls-cert", help="--cluster tls://: this side's certificate"),
+    tls_key: str | None = typer.Option(None, "--tls-key", help="--cluster tls://: this side's key"),
+    insecure: bool = typer.Option(False, "--insecure", help="allow --cluster tcp:// off this machine"),
 ) -> None:
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
-                 sprt=sprt, name=name, pgn=pgn, log=log, engine=engine or None, each=each)
+                 sprt=sprt, name=name, pgn=pgn, log=log, cluster=cluster, engine=engine or None, each=each)
     _check_numbers(flags)
     file_db = None
     if resume is not None:
@@ -302,8 +321,17 @@ def tournament(
     else:
         flags.pop("engine")
         config, file_db = _build(config_file, engine, engines_file, flags)
+    target = None
+    if config.cluster is not None:
+        try:
+            target = parse_target(config.cluster, tls_ca=tls_ca, tls_cert=tls_cert,
+                                  tls_key=tls_key, insecure=insecure)
+        except ClusterAddressError as exc:
+            fail(str(exc))
+        if any(engine.cmd.startswith(REMOTE_PREFIX) for engine in config.engines):
+            fail("--cluster: remote:NAME engines connect to this machine, not to the cluster's workers")
     run_config(config, db or file_db or DEFAULT_DB, new=new, plain=plain, as_json=as_json,
-               resume_id=resume, remote=(listen, wait_engines))
+               resume_id=resume, remote=(listen, wait_engines), cluster=target)
 
 
 def _check_numbers(flags: dict[str, Any]) -> None:

@@ -1,0 +1,307 @@
+"""The coordinator side: game pairs submitted to a Dask cluster from a trio
+run (``specs/cluster.md`` §The coordinator).
+
+:class:`ClusterPlayer` is the :class:`arbiter.tournament.PairPlayer` of
+``--cluster``: the tournament takes, stores and tallies as in a local run, and
+hands each game pair to :meth:`ClusterPlayer.play_pair`, which submits it as
+one impure task needing one ``slots`` resource and waits for its result.
+The tournament runs at most ``--concurrency`` pair workers, so at most that
+many pairs (each playing one game at a time) are in flight.
+
+**The bridge** (trio beside Dask's Tornado/asyncio): the client is Dask's
+synchronous :class:`distributed.Client`, whose own event loop runs in a thread
+of its own.  trio calls it through :func:`trio.to_thread.run_sync` for the
+calls that wait (connecting, closing); ``submit`` only queues a message for
+that loop, so it is called from trio directly.  Results come back through one
+thread (:class:`_Results`): Dask's :class:`distributed.as_completed` fetches
+each finished pair's result in the client's loop and hands them over in
+batches, and the thread wakes their trio tasks through the run's
+:class:`trio.lowlevel.TrioToken`.  So a thousand pairs in flight cost a
+thousand futures and one thread, and no trio task blocks a thread.
+
+**Stopping**: the session's end (a finished run, Ctrl-C, an SPRT decision
+reached, an abort) sets the run's stop :class:`distributed.Event`, which every
+pair in flight watches on its worker (:mod:`arbiter.cluster.worker`), waits up
+to :data:`STOP_WAIT` for them to end their engines, cancels what is left and
+closes the client (and the local cluster it started).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import dask
+import trio
+from distributed import Client, Event, Future, KilledWorker, LocalCluster, Security, as_completed
+
+from arbiter.config import TournamentConfig
+from arbiter.schedule import ScheduledGame
+from arbiter.tournament import Observer, PairResult, PlayerError
+
+from .address import ClusterTarget
+from .task import Outcome, WorkerRefused, make_request, read_result
+from .worker import ArbiterPlugin, play_pair
+
+__all__ = ["ClusterPlayer", "ClusterError", "CONNECT_TIMEOUT", "STOP_WAIT", "FAILED_WORKERS"]
+
+#: Seconds to reach a scheduler before giving up (Dask's client timeout).
+CONNECT_TIMEOUT = 30
+#: Seconds a stop waits for the pairs in flight to end their engines
+#: (a pair's wait on the stop event returns at once, then its engines get
+#: their quit, SIGTERM and SIGKILL graces).
+STOP_WAIT = 10.0
+#: Seconds between two looks, during a stop, at the pairs still in flight.
+STOP_LOOK = 0.05
+#: Workers a pair may take down (lost while playing it) before it is deemed
+#: the cause and the run aborts (Dask's ``KilledWorker``): the scheduler's
+#: ``allowed-failures`` is one less.  Set for ``local:N``; a scheduler of
+#: one's own is started with it (``specs/cluster.md`` §Exactly once).
+FAILED_WORKERS = 3
+#: The resource every pair needs one of: a worker's ``--slots``.
+SLOTS = "slots"
+
+
+class ClusterError(PlayerError):
+    """The cluster cannot play the run's games; the message says why."""
+
+
+class ClusterPlayer:
+    """Plays a tournament's game pairs on the cluster at ``target``."""
+
+    def __init__(self, target: ClusterTarget, config: TournamentConfig):
+        self.target = target
+        self.config = config
+        self.settings = {"game": config.game, "tc": config.tc,
+                         "timemargin_ms": config.timemargin_ms, "maxplies": config.maxplies,
+                         "stall_ms": config.stall_ms, "restart": config.restart}
+        self.tag = uuid.uuid4().hex[:12]
+        #: the Dask Event every pair of this run watches
+        self.stop_name = f"arbiter-stop-{self.tag}"
+        self._numbers = itertools.count(1)
+        self._client: Client | None = None
+        self._cluster: LocalCluster | None = None
+        self._in_flight: set[Future] = set()
+        self._results: _Results | None = None
+        self.submitted = 0
+
+    # -- the session -----------------------------------------------------------
+
+    @asynccontextmanager
+    async def session(self, observer: Observer) -> AsyncIterator[None]:
+        """Connected to the cluster (a ``local:N`` one started) inside; on the
+        way out, by any path, the pairs in flight are stopped and the client
+        closed (shielded from cancellation)."""
+        try:
+            workers = await trio.to_thread.run_sync(self._connect)
+            assert self._client is not None
+            self._results = _Results(self._client, trio.lowlevel.current_trio_token())
+            observer.message(f"cluster {self.target}: {workers} worker(s)"
+                             + ("" if workers else "; waiting for workers to join"))
+            yield
+        finally:
+            with trio.CancelScope(shield=True):
+                late = await trio.to_thread.run_sync(self._close)
+            if late:
+                observer.message(f"cluster: {late} game(s) of pairs stopped in flight had ended; "
+                                 "they were dropped and are played again on resume")
+
+    def _connect(self) -> int:
+        """In a thread: the client (and the local cluster); the workers' count."""
+        # Dask's own log lines (a local cluster's scheduler runs in this process)
+        # would repeat, in its words, what the run says of each failure
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        try:
+            if self.target.local:
+                self._client = self._start_local()
+            else:
+                security = None
+                if self.target.tls is not None:
+                    tls = self.target.tls
+                    security = Security(tls_ca_file=tls.ca, tls_client_cert=tls.cert,
+                                        tls_client_key=tls.key, require_encryption=True)
+                self._client = Client(self.target.address, security=security,
+                                      timeout=CONNECT_TIMEOUT, set_as_default=False)
+            return len(self._client.scheduler_info().get("workers", {}))
+        except (OSError, TimeoutError, ValueError) as exc:
+            self._close()
+            raise ClusterError(f"cannot reach the cluster at {self.target}: {exc}") from None
+
+    def _start_local(self) -> Client:
+        """``local:N``: N worker processes on this machine, each with as many
+        slots as needed for ``--concurrency`` games at once in all, and the
+        plugin holding the coordinator's own engines."""
+        workers = self.target.local
+        slots = max(1, -(-self.config.concurrency // workers))
+        with dask.config.set({"distributed.scheduler.allowed-failures": FAILED_WORKERS - 1}):
+            self._cluster = LocalCluster(
+                n_workers=workers, threads_per_worker=slots, processes=True,
+                resources={SLOTS: slots}, host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",  # Dask's HTTP server: a free port, this machine only
+                silence_logs=logging.ERROR)
+        client = Client(self._cluster, set_as_default=False)
+        client.register_plugin(ArbiterPlugin(
+            {e.name: e for e in self.config.engines if e.name},
+            "the coordinator's engines (local cluster)", self.config.log_dir, ignore_interrupt=True))
+        return client
+
+    def _close(self) -> int:
+        """In a thread: stop the pairs in flight, close; how many games the
+        stopped pairs had finished (dropped: the pair was abandoned)."""
+        client, futures = self._client, list(self._in_flight)
+        late = 0
+        try:
+            if client is not None:
+                Event(self.stop_name, client=client).set()
+                if futures:
+                    deadline = time.monotonic() + STOP_WAIT
+                    while not all(f.done() for f in futures) and time.monotonic() < deadline:
+                        time.sleep(STOP_LOOK)
+                    late = sum(_games_in(future) for future in futures if future.status == "finished")
+                    client.cancel(futures)  # a local cluster's workers end below, with theirs
+        except (OSError, TimeoutError):  # the scheduler is gone already: nothing to stop there
+            pass
+        finally:
+            if self._results is not None:
+                self._results.close()
+                self._results = None
+            self._in_flight.clear()
+            self._client = None
+            if client is not None:
+                client.close()
+            if self._cluster is not None:
+                self._cluster.close()
+                self._cluster = None
+        return late
+
+    # -- pairs -----------------------------------------------------------------
+
+    def _submit(self, request: dict[str, Any], key: str) -> Future:
+        """The pair's task (``submit`` queues it for the client's loop: no wait)."""
+        assert self._client is not None, "play_pair outside the session"
+        future = self._client.submit(play_pair, request, key=key, pure=False,
+                                     resources={SLOTS: 1})
+        self._in_flight.add(future)
+        self.submitted += 1
+        return future
+
+    async def play_pair(self, games: list[ScheduledGame]) -> PairResult:
+        """Play ``games`` (one game pair) on a worker: the games it played
+        and its events; :class:`ClusterError` if the cluster failed the pair.
+        Cancelled, the pair stays in flight until the session stops it."""
+        request = make_request(self.settings, self.config.engines, games, self.stop_name)
+        key = f"arbiter-{self.tag}-{games[0].key}-{next(self._numbers)}"
+        assert self._results is not None, "play_pair outside the session"
+        done = _Waiter()
+        self._results.waiting[key] = done
+        future = self._submit(request, key)
+        self._results.add(future)
+        await done.event.wait()
+        self._in_flight.discard(future)
+        if future.status == "finished":
+            return _pair_result(read_result(done.result, games), games)
+        keys = ", ".join(g.key for g in games)
+        try:  # the error itself, raised here (the rare path: a thread is fine)
+            await trio.to_thread.run_sync(future.result)
+            raise ClusterError(f"game pair {keys}: the cluster says {future.status}")
+        except KilledWorker as exc:
+            last = getattr(exc, "last_worker", None)
+            raise ClusterError(
+                f"game pair {keys} took down {FAILED_WORKERS} workers in a row (Dask's "
+                f"KilledWorker; the last was {getattr(last, 'address', last) or '?'}): an engine "
+                "that kills its worker, or a worker out of memory?; the games stored are kept"
+            ) from None
+        except (WorkerRefused, ClusterError) as exc:
+            raise ClusterError(str(exc)) from None
+        except Exception as exc:  # anything else the task raised travels back as itself
+            raise ClusterError(f"game pair {keys} failed on the cluster: "
+                               f"{type(exc).__name__}: {exc}") from None
+
+
+class _Waiter:
+    """A trio task waiting for one pair's result."""
+
+    def __init__(self) -> None:
+        self.event = trio.Event()
+        self.result: Any = None
+
+
+class _Results:
+    """The one thread between Dask's results and trio: Dask's
+    ``as_completed`` (with results, fetched in the client's loop) hands over
+    finished pairs in batches; each batch wakes its trio waiters in one
+    ``run_sync_soon``.  :attr:`waiting` maps a task's key to its waiter,
+    registered before the task is submitted."""
+
+    def __init__(self, client: Client, token: trio.lowlevel.TrioToken):
+        self.completed = as_completed(loop=client.loop, with_results=True, raise_errors=False)
+        self.token = token
+        self.waiting: dict[str, _Waiter] = {}
+        self._added = threading.Event()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="arbiter-cluster-results",
+                                        daemon=True)
+        self._thread.start()
+
+    def add(self, future: Future) -> None:
+        self.completed.add(future)
+        self._added.set()
+
+    def close(self) -> None:
+        """The thread ends (at once if idle, else with the next batch)."""
+        self._closed = True
+        self._added.set()
+
+    def _run(self) -> None:
+        while not self._closed:
+            self._added.wait()
+            self._added.clear()
+            for batch in self.completed.batches():  # blocks; ends once none is in flight
+                try:
+                    self.token.run_sync_soon(self._deliver, batch)
+                except trio.RunFinishedError:
+                    return  # the run ended meanwhile: nobody waits any more
+
+    def _deliver(self, batch: list[tuple[Future, Any]]) -> None:
+        """In trio's thread: wake the waiters of ``batch``."""
+        for future, result in batch:
+            waiter = self.waiting.pop(str(future.key), None)
+            if waiter is not None:
+                waiter.result = result
+                waiter.event.set()
+
+
+def _games_in(future: Future) -> int:
+    """In a thread: the games a finished pair returned (a late result)."""
+    try:
+        result = future.result(timeout=STOP_WAIT)
+    except Exception:  # noqa: BLE001 - a failed late pair has no games to count
+        return 0
+    games = result.get("games") if isinstance(result, dict) else None
+    try:
+        return len(json.loads(games)) if isinstance(games, str) else 0
+    except ValueError:
+        return 0
+
+
+def _pair_result(outcome: Outcome, games: list[ScheduledGame]) -> PairResult:
+    """The tournament's view of a worker's checked result: dropped parts
+    become events, a requested game without a record a failure."""
+    events: list[tuple[str, str, str | None, str | None]] = [
+        (e["kind"], e["detail"], e["engine"] or None, e["key"] or None) for e in outcome.events]
+    events += [("dropped-result", f"a result from worker {outcome.worker} was dropped: {why}",
+                None, None) for why in outcome.dropped]
+    failure = outcome.failure
+    played = {scheduled.key for scheduled, _ in outcome.played}
+    missing = [g.key for g in games if g.key not in played]
+    if failure is None and missing:
+        failure = (f"worker {outcome.worker} returned no record for game(s) {', '.join(missing)}; "
+                   "stopping, the games stored are kept")
+    return PairResult(outcome.played, events, failure)

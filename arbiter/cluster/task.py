@@ -1,0 +1,187 @@
+"""What a coordinator and a worker say to each other: plain data, no I/O.
+
+A game pair travels as a *request* (a dict of JSON values: the games' keys,
+colours and openings, the match settings, the engines by **name and options
+only**) and comes back as a *result* (the records as ``GameRecord.to_dict()``
+values, events, a failure).  Nothing here imports Dask or trio, so both sides
+and the tests read the same rules (``specs/cluster.md`` §Requests and results).
+
+* :func:`versions`: what must match between a coordinator and its workers;
+* :func:`make_request` / :func:`engine_for`: the coordinator's side of a
+  request, and how a worker turns a requested engine into a command from its
+  own engines file;
+* :func:`read_result`: a worker's result, checked key by key against the
+  request (a worker is trusted with games, not with the database).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import importlib.metadata
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arbiter.engine import EngineConfig
+from arbiter.record import GameRecord
+from arbiter.schedule import ScheduledGame
+
+__all__ = [
+    "CLUSTER_VERSION", "WorkerRefused", "versions", "version_problem", "make_request",
+    "engine_for", "Outcome", "read_result",
+]
+
+#: The layout of requests and results; a change to either bumps it.
+CLUSTER_VERSION = 1
+
+
+class WorkerRefused(RuntimeError):
+    """A worker that cannot play a request: other versions, an engine it does
+    not have, no arbiter plugin.  Its message names the worker and the cause;
+    it travels back to the coordinator as the task's error."""
+
+
+def _digest(package: str) -> str:
+    """SHA-256 (first 12 hex digits) of a package's Python sources, in name
+    order: two installs agree on it only if they run the same code."""
+    root = Path(__file__).resolve().parent.parent.parent / package
+    hasher = hashlib.sha256()
+    for path in sorted(root.glob("*.py")):
+        hasher.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return hasher.hexdigest()[:12]
+
+
+@functools.cache
+def versions() -> dict[str, str]:
+    """What a worker must share with its coordinator (``specs/cluster.md``
+    §Versions): the arbiter's version, the game rules (the referee's code,
+    ``arbiter/games/``), the engine protocol (``protocol/``) and
+    :data:`CLUSTER_VERSION`."""
+    try:
+        arbiter = importlib.metadata.version("arbiter")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        arbiter = "unknown"
+    return {"arbiter": arbiter, "rules": _digest("arbiter/games"), "protocol": _digest("protocol"),
+            "cluster": str(CLUSTER_VERSION)}
+
+
+def version_problem(worker: str, ours: Mapping[str, str], coordinator: Mapping[str, Any]) -> str | None:
+    """Why worker ``worker`` (running ``ours``) refuses a request of a
+    coordinator running ``coordinator``, or None if they agree."""
+    differ = [key for key in ("arbiter", "rules", "protocol", "cluster")
+              if str(coordinator.get(key)) != ours[key]]
+    if not differ:
+        return None
+    said = ", ".join(f"{key} {ours[key]} here, {coordinator.get(key)} on the coordinator"
+                     for key in differ)
+    return (f"worker {worker} refused the games: its arbiter differs from the coordinator's "
+            f"({said}); run the same arbiter version on both")
+
+
+# --------------------------------------------------------------------------
+# Requests
+# --------------------------------------------------------------------------
+
+
+def make_request(settings: Mapping[str, Any], engines: Sequence[EngineConfig],
+                 games: Sequence[ScheduledGame], stop: str) -> dict[str, Any]:
+    """The request for ``games`` (one game pair, or what is left of it).
+
+    ``settings`` are the match settings (``game``, ``tc``, ``timemargin_ms``,
+    ``maxplies``, ``stall_ms``, ``restart``); ``engines`` the tournament's,
+    of which only the name, the options and the engine's own time control
+    travel; ``stop`` names the coordination primitive the worker watches."""
+    wanted = {name for g in games for name in (g.white, g.black)}
+    return {
+        "versions": versions(), "stop": stop, **dict(settings),
+        "engines": {e.name: {"options": dict(e.options), "tc": e.tc, "timemargin_ms": e.timemargin_ms}
+                    for e in engines if e.name in wanted},
+        "games": [{"key": g.key, "white": g.white, "black": g.black, "fen": g.opening.fen,
+                   "moves": list(g.opening.moves)} for g in games],
+    }
+
+
+def engine_for(name: str, requested: Mapping[str, Any], tables: Mapping[str, EngineConfig],
+               worker: str, source: str) -> EngineConfig:
+    """Engine ``name`` as this worker runs it: the command, arguments,
+    directory and environment of its own engines file (``tables``, read from
+    ``source``), the options of its table overridden by the requested ones, the
+    requested time control.  :class:`WorkerRefused` if the file has no such
+    engine: a coordinator never sends a command line."""
+    table = tables.get(name)
+    if table is None:
+        known = ", ".join(sorted(tables)) or "none"
+        raise WorkerRefused(f"worker {worker} has no engine {name!r} in {source} (it has: {known}); "
+                            f"define engine {name!r} there (an engines.{name} table), or play without it")
+    engine = copy.deepcopy(table)
+    engine.name = name
+    options = requested.get("options") or {}
+    engine.options = {**engine.options, **{str(k): None if v is None else str(v)
+                                           for k, v in options.items()}}
+    engine.tc = requested.get("tc") or None
+    engine.timemargin_ms = int(requested.get("timemargin_ms") or 0)
+    return engine
+
+
+# --------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """A result as the coordinator keeps it: the records of the requested
+    games, each at most once (``played``), the worker's events, what was
+    dropped and why (``dropped``), and the failure that ended the pair, if
+    one did (a handshake failing twice: the run aborts)."""
+
+    worker: str
+    played: list[tuple[ScheduledGame, GameRecord]] = field(default_factory=list)
+    events: list[dict[str, str]] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    failure: str | None = None
+
+
+def read_result(result: Any, games: Sequence[ScheduledGame]) -> Outcome:
+    """A worker's result for the request of ``games``, checked: a record is
+    kept only for a requested key, once, with the scheduled colours; anything
+    else is dropped with a reason (``specs/cluster.md`` §Exactly once)."""
+    if not isinstance(result, Mapping):
+        return Outcome("?", dropped=[f"a result that is not a mapping ({type(result).__name__})"])
+    outcome = Outcome(str(result.get("worker", "?")))
+    by_key = {g.key: g for g in games}
+    seen: set[str] = set()
+    played = result.get("games") or []
+    if isinstance(played, str | bytes):
+        try:
+            played = json.loads(played)
+        except ValueError as exc:
+            played = []
+            outcome.dropped.append(f"games that are not JSON ({exc})")
+    for item in played if isinstance(played, list) else []:
+        key = str(item.get("key")) if isinstance(item, Mapping) else "?"
+        scheduled = by_key.get(key)
+        if scheduled is None or key in seen:
+            outcome.dropped.append(f"game {key!r}: {'a second result' if key in seen else 'not requested'}")
+            continue
+        try:
+            record = GameRecord.from_dict(item["record"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:  # whatever a worker sent
+            outcome.dropped.append(f"game {key}: not a game record ({exc!r})")
+            continue
+        if (record.white, record.black) != (scheduled.white, scheduled.black):
+            outcome.dropped.append(f"game {key}: played by {record.white} and {record.black}, "
+                                   f"scheduled for {scheduled.white} and {scheduled.black}")
+            continue
+        seen.add(key)
+        outcome.played.append((scheduled, record))
+    for event in result.get("events") or []:
+        if isinstance(event, Mapping):
+            outcome.events.append({k: str(event.get(k, "")) for k in ("kind", "detail", "engine", "key")})
+    failure = result.get("failure")
+    outcome.failure = None if failure is None else str(failure)
+    return outcome

@@ -1,0 +1,265 @@
+"""A tournament on a Dask cluster: the coordinator's cost, the throughput, the stop.
+
+Three figures (issue 14), each printed as the median over ``--rounds``:
+
+* **coordinator CPU per stored game**: ``arbiter tournament --cluster
+  tcp://127.0.0.1:PORT`` against a scheduler and two ``arbiter worker``
+  processes of their own (so the scheduler's and the workers' CPU are not
+  the coordinator's), its own CPU (``RUSAGE_SELF`` at exit:
+  ``bench/tournament.py``'s wrapper) for a small and a large number of games;
+  the marginal CPU per game is (large - small) / (games large - games small),
+  so start-up (imports, connecting) cancels out.  Goal: <= 1 ms per game.
+  Beside it, the same figure for a local run (``arbiter tournament``
+  without ``--cluster``: its CPU includes playing the games), measured the
+  same way in the same round, to show what the machine's load does to both.
+* **throughput**: the same tournament played locally and on ``--cluster
+  local:2``, the same ``--concurrency``, one after the other in each round:
+  games per second of wall time between the first game's start and the last
+  game's end (the records' times: a local cluster's start-up is left out),
+  and the whole command's wall time beside it.
+* **stop**: ``--cluster local:2`` with every engine held at its first move
+  (``tests/engines_for_tournament/gate.py``), SIGINT to the coordinator,
+  then the seconds until no engine process is left, and until the command
+  has exited.
+
+The engines are the instant replay engine (``tests/bad_engines/replay.py``)
+playing a recorded game, so nearly all the CPU is the arbiter's and Dask's.
+
+Run: ``python3 bench/cluster.py [--rounds R] [--small N --large N] [--concurrency C]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import shlex
+import signal
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+
+from overhead import recorded_game  # noqa: E402  (bench/ is the script's directory)
+from tournament import own_cpu  # noqa: E402
+
+from arbiter.procs import GONE, proc_table  # noqa: E402
+
+REPLAY = os.path.join(ROOT, "tests", "bad_engines", "replay.py")
+GATE = os.path.join(ROOT, "tests", "engines_for_tournament", "gate.py")
+GAME = "troll"
+#: seconds any step may take before the benchmark gives up (a hang, not a figure)
+GUARD = 600
+
+
+def environment() -> dict[str, str]:
+    return dict(os.environ, PYTHONPATH=ROOT, COLUMNS="100")
+
+
+def write_engines(workdir: str) -> str:
+    """An engines file of two replay engines, ``a`` and ``b``."""
+    moves = recorded_game(GAME, 1)
+    cmd = shlex.join([sys.executable, REPLAY] + moves)
+    path = os.path.join(workdir, "engines.toml")
+    with open(path, "w") as out:
+        for name in ("a", "b"):
+            out.write(f"[engines.{name}]\ncmd = {json.dumps(cmd)}\n")
+    return path
+
+
+def fresh_db(workdir: str, name: str) -> str:
+    db = os.path.join(workdir, name)
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(db + suffix):
+            os.remove(db + suffix)
+    return db
+
+
+def tournament_args(engines: str, games: int, concurrency: int, db: str) -> list[str]:
+    return ["arbiter", "tournament", "-g", GAME, "-e", "a", "-e", "b", "--engines", engines,
+            "--games", str(games), "--tc", "1000+0", "-c", str(concurrency), "--plain",
+            "--db", db]
+
+
+def stored(db: str, games: int) -> list[tuple[str, str]]:
+    """(start, end) of each stored game; SystemExit unless all ``games`` are there."""
+    with sqlite3.connect(db) as conn:
+        records = [json.loads(r[0]) for r in conn.execute("SELECT record FROM games")]
+    if len(records) != games:
+        raise SystemExit(f"{db}: {len(records)} games stored of {games}")
+    return [(r["start_time"], r["end_time"]) for r in records]
+
+
+def games_per_second(times: list[tuple[str, str]]) -> float:
+    parse = datetime.datetime.fromisoformat
+    first = min(parse(start) for start, _ in times)
+    last = max(parse(end) for _, end in times)
+    return len(times) / max((last - first).total_seconds(), 1e-9)
+
+
+# --------------------------------------------------------------------------
+# A scheduler and workers of their own (for the coordinator's CPU)
+# --------------------------------------------------------------------------
+
+
+class OwnCluster:
+    """``dask scheduler`` on 127.0.0.1 and ``arbiter worker`` processes."""
+
+    def __init__(self, workdir: str, engines: str, workers: int, slots: int):
+        self.procs: list[subprocess.Popen] = []
+        info = os.path.join(workdir, "scheduler.json")
+        self._start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                     "--port", "0", "--no-dashboard", "--scheduler-file", info])
+        deadline = time.monotonic() + GUARD
+        while not os.path.exists(info) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.2)  # written whole by now
+        with open(info) as file:
+            self.address = json.load(file)["address"]
+        for _ in range(workers):
+            proc = self._start([sys.executable, "-m", "arbiter", "worker", self.address,
+                                "--engines", engines, "--slots", str(slots)], pipe=True)
+            assert proc.stderr is not None
+            line = ""
+            while "joined" not in line:
+                line = proc.stderr.readline()
+                if not line:
+                    raise SystemExit("a worker ended before it joined")
+
+    def _start(self, argv: list[str], pipe: bool = False) -> subprocess.Popen:
+        proc = subprocess.Popen(argv, env=environment(), cwd=ROOT, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE if pipe else subprocess.DEVNULL, text=True)
+        self.procs.append(proc)
+        return proc
+
+    def close(self) -> None:
+        for proc in reversed(self.procs):
+            proc.terminate()
+            proc.wait(timeout=GUARD)
+
+
+def coordinator_cpu(cluster: OwnCluster | None, engines: str, games: int, concurrency: int,
+                    workdir: str) -> float:
+    """The CPU of ``arbiter tournament`` itself for ``games`` games: on
+    ``cluster``, or locally (None)."""
+    db = fresh_db(workdir, f"cpu-{games}.db")
+    extra = ["--cluster", cluster.address] if cluster is not None else []
+    cpu = own_cpu([*tournament_args(engines, games, concurrency, db), *extra], environment())
+    stored(db, games)
+    return cpu
+
+
+# --------------------------------------------------------------------------
+# Throughput and the stop
+# --------------------------------------------------------------------------
+
+
+def run_wall(argv: list[str]) -> float:
+    """Wall seconds of ``python -m ARGV`` (``argv[0]`` a module)."""
+    began = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", *argv], env=environment(), cwd=ROOT,
+                            capture_output=True, text=True, timeout=GUARD)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[:3])} failed: {result.stderr[-2000:]}")
+    return time.monotonic() - began
+
+
+def throughput(engines: str, games: int, concurrency: int, workdir: str) -> dict[str, float]:
+    figures = {}
+    for where, extra in (("local", []), ("cluster", ["--cluster", "local:2"])):
+        db = fresh_db(workdir, f"speed-{where}.db")
+        wall = run_wall(["arbiter", *tournament_args(engines, games, concurrency, db)[1:], *extra])
+        figures[f"{where} games/s"] = games_per_second(stored(db, games))
+        figures[f"{where} wall s"] = wall
+    return figures
+
+
+def tagged(tag: str) -> list[int]:
+    found = []
+    for pid, (state, _, _) in proc_table().items():
+        if state in GONE:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                if tag.encode() in environ.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found
+
+
+def stop_time(workdir: str, concurrency: int) -> tuple[float, float]:
+    """Seconds from SIGINT to the last engine gone, and to the command's exit."""
+    gate, tag = os.path.join(workdir, "never"), f"arbiter-bench-{uuid.uuid4()}"
+    engines = [f"cmd='{sys.executable} {GATE}' name={name} env.GATE={gate} env.GATE_AFTER=0 "
+               f"env.TAG={tag}" for name in ("a", "b")]
+    db = fresh_db(workdir, "stop.db")
+    proc = subprocess.Popen([sys.executable, "-m", "arbiter", "tournament", "-g", GAME,
+                             "-e", engines[0], "-e", engines[1], "--games", "20", "--tc", "depth=1",
+                             "-c", str(concurrency), "--plain", "--db", db, "--cluster", "local:2"],
+                            env=environment(), cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + GUARD
+        while len(tagged(tag)) < 2 * concurrency:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise SystemExit("the gated engines never all started")
+            time.sleep(0.05)
+        time.sleep(0.5)  # every pair waiting at the gate
+        began = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        while tagged(tag):
+            time.sleep(0.01)
+        engines_gone = time.monotonic() - began
+        proc.wait(timeout=GUARD)
+        return engines_gone, time.monotonic() - began
+    finally:
+        proc.kill()
+        open(gate, "w").close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--small", type=int, default=20, help="games of the small coordinator run")
+    parser.add_argument("--large", type=int, default=100, help="games of the large coordinator run")
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--speed-games", type=int, default=40, help="games of the throughput runs")
+    options = parser.parse_args()
+    figures: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        engines = write_engines(workdir)
+        cluster = OwnCluster(workdir, engines, workers=2, slots=max(1, options.concurrency // 2))
+        try:
+            for _ in range(options.rounds):
+                for label, where in (("coordinator ms/game", cluster),
+                                     ("local run ms/game (games included)", None)):
+                    small = coordinator_cpu(where, engines, options.small, options.concurrency, workdir)
+                    large = coordinator_cpu(where, engines, options.large, options.concurrency, workdir)
+                    per_game = (large - small) / (options.large - options.small)
+                    figures.setdefault(label, []).append(per_game * 1000)
+        finally:
+            cluster.close()
+        for _ in range(options.rounds):
+            for key, value in throughput(engines, options.speed_games, options.concurrency,
+                                         workdir).items():
+                figures.setdefault(key, []).append(value)
+            gone, exited = stop_time(workdir, options.concurrency)
+            figures.setdefault("SIGINT -> last engine gone s", []).append(gone)
+            figures.setdefault("SIGINT -> exit s", []).append(exited)
+    print(f"{GAME}, replay engines, --concurrency {options.concurrency}, "
+          f"{options.rounds} round(s), median (min-max):")
+    for key, values in figures.items():
+        print(f"  {key:36} {statistics.median(values):8.3f}  ({min(values):.3f}-{max(values):.3f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,271 @@
+"""Tournaments on a Dask cluster (specs/cluster.md): real local clusters
+(``--cluster local:2``: two worker processes), real engine processes, real
+SQLite files.
+
+A cluster costs a few seconds to start on two cores, so there are few tests,
+each with a handful of ``--tc depth=1`` games.  Runs that must be signalled
+or whose workers are killed are processes of their own; the others run
+in-process (typer's CliRunner).  The gate engine (``GATE_AFTER=0``) holds
+every game of engine ``a`` at its first move until the test creates the gate
+file, so "mid-run" needs no timing guess: with three engines and
+``--concurrency 3`` the pair ``b``-``c`` is stored while the pairs of ``a``
+wait.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from bad_engines.harness import processes_with
+from cli import child_env, start
+from test_tournament import HERE, PY, cli, count_games, one, rows, spec, wait_for_games
+
+from arbiter.cluster.address import ClusterAddressError, parse_target
+from arbiter.procs import proc_table
+from arbiter.schedule import build_schedule
+
+pytest.importorskip("distributed")
+
+FAST = ["--tc", "depth=1", "--plain"]
+#: seconds a run may take before the test fails: a guard against a hang, not a measure
+GUARD = 240
+
+
+def gated(name: str, gate: Path, tag: str) -> str:
+    """Engine ``name``: a random mover waiting at its first move for ``gate``."""
+    return (f"cmd='{PY} {HERE / 'gate.py'}' name={name} env.GATE={gate} env.GATE_AFTER=0 "
+            f"env.TAG={tag}")
+
+
+def wait_until(what: str, check, proc: subprocess.Popen | None = None, limit: float = GUARD):
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        found = check()
+        if found:
+            return found
+        if proc is not None and proc.poll() is not None:
+            pytest.fail(f"arbiter exited early ({proc.returncode}): {proc.communicate()[1]}")
+        time.sleep(0.05)
+    pytest.fail(f"no {what} after {limit} s")
+
+
+def gate_engines(tag: str) -> list[int]:
+    """Pids of the gate engines now running (they wait at the gate)."""
+    return [pid for pid in processes_with(tag) if "gate.py" in Path(f"/proc/{pid}/cmdline").read_text()]
+
+
+def assert_every_game_once(db: Path, engines: list[str], games: int) -> None:
+    keys = [r["key"] for r in rows(db)]
+    assert sorted(keys) == sorted(g.key for g in build_schedule(engines, games=games))
+    assert len(keys) == len(set(keys))
+    assert one(db, "pragma integrity_check")[0] == "ok"
+
+
+def test_a_round_robin_on_a_local_cluster_plays_what_a_local_run_plays(tmp_path):
+    """specs/cluster.md §The coordinator: the same schedule, the same games
+    (seeded engines, fresh processes for each game, so the same moves), the
+    same standings; events and the live display as for a local run."""
+    engines = ["-e", spec("a") + " option.Seed=3", "-e", spec("b") + " option.Seed=5",
+               "-e", spec("c", "greedy") + " option.Seed=7"]
+    args = ["tournament", "-g", "troll", *engines, "--games", "2", "--random-plies", "2",
+            "--restart", "-c", "2", *FAST]
+    local = cli(*args, "--db", str(tmp_path / "local.db"), cwd=tmp_path)
+    assert local.returncode == 0, local.stderr
+    done = cli(*args, "--db", str(tmp_path / "cluster.db"), "--cluster", "local:2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert "cluster local:2: 2 worker(s)" in done.stdout
+    assert sum(1 for line in done.stdout.splitlines() if line.startswith("[")) == 6
+    mine, theirs = rows(tmp_path / "cluster.db"), rows(tmp_path / "local.db")
+    assert len(mine) == len(theirs) == 6
+    fields = ("key", "seq", "white", "black", "opening_moves", "moves", "result", "termination")
+    assert sorted(tuple(r[f] for f in fields) for r in mine) == sorted(
+        tuple(r[f] for f in fields) for r in theirs)
+    assert Counter(r["termination"] for r in mine) == Counter(r["termination"] for r in theirs)
+    standings = cli("standings", "--db", str(tmp_path / "cluster.db"), "--json", cwd=tmp_path)
+    data = json.loads(standings.stdout)
+    assert (data["tournament"]["status"], data["games"]) == ("finished", 6)
+    assert all(sum(p["pentanomial"]) == 1 for p in data["pairs"])
+
+
+def test_a_worker_killed_mid_run_loses_nothing(tmp_path):
+    """§Exactly once: a worker SIGKILLed with games in flight takes its
+    engines with it (parent-death signal); its pair is played again on
+    another worker, every game is stored once, the file is sound."""
+    db, gate, tag = tmp_path / "k.db", tmp_path / "gate", f"arbiter-test-{uuid.uuid4()}"
+    proc = start("tournament", "-g", "troll", "-e", gated("a", gate, tag), "-e", spec("b", TAG=tag),
+                 "-e", spec("c", "greedy", TAG=tag), "--games", "2", "-c", "3", "--db", db,
+                 "--cluster", "local:2", *FAST, cwd=tmp_path)
+    try:
+        wait_for_games(db, 2, proc, limit=GUARD)  # b-c done; a's two pairs wait at the gate
+        waiting = wait_until("two gate engines", lambda: len(gate_engines(tag)) == 2 and gate_engines(tag), proc)
+        worker = proc_table()[waiting[0]][1]  # an engine's parent: the worker process playing it
+        assert worker != proc.pid
+        doomed = [pid for pid in processes_with(tag) if proc_table().get(pid, ("", 0))[1] == worker]
+        subprocess.run(["kill", "-KILL", str(worker)], check=True)
+        wait_until("end of the killed worker's engines",
+                   lambda: not set(doomed) & set(processes_with(tag)), proc, limit=30)
+        gate.touch()
+        out, err = proc.communicate(timeout=GUARD)
+    finally:
+        proc.kill()
+        gate.touch()
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert_every_game_once(db, ["a", "b", "c"], 2)
+    assert one(db, "select status from tournaments where id = 1")[0] == "finished"
+    assert wait_until("no engine left", lambda: processes_with(tag) == [] or None, limit=30)
+
+
+def test_ctrl_c_mid_run_then_rerun_resumes_exactly(tmp_path):
+    """§Stopping: Ctrl-C (SIGINT to the whole process group, as a terminal
+    sends it: the local workers ignore it) stops the games in flight on the
+    workers (their engines end), exits 130 with the games stored kept; the
+    same command then plays only the rest, each game once."""
+    db, gate, tag = tmp_path / "c.db", tmp_path / "gate", f"arbiter-test-{uuid.uuid4()}"
+    args = ["tournament", "-g", "troll", "-e", gated("a", gate, tag), "-e", spec("b", TAG=tag),
+            "-e", spec("c", "greedy", TAG=tag), "--games", "2", "-c", "3", "--db", str(db),
+            "--cluster", "local:2", *FAST]
+    proc = subprocess.Popen([sys.executable, "-m", "arbiter", *args], cwd=tmp_path,
+                            env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        wait_for_games(db, 2, proc, limit=GUARD)
+        wait_until("two gate engines", lambda: len(gate_engines(tag)) == 2, proc)
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=GUARD)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert processes_with(tag) == []  # the stop ended every engine before the exit
+    assert one(db, "select status from tournaments where id = 1")[0] == "interrupted"
+    assert count_games(db) == 2
+    gate.touch()
+    done = cli(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "resuming tournament 1" in done.stderr
+    assert sum(1 for line in done.stdout.splitlines() if line.startswith("[")) == 4
+    assert_every_game_once(db, ["a", "b", "c"], 2)
+    assert processes_with(tag) == []
+
+
+def test_an_sprt_match_stops_with_its_pairs_complete(tmp_path):
+    """§Stopping (SPRT): once H1 is accepted no new pair is submitted, the
+    pairs in flight end, and nothing is left running."""
+    db, tag = tmp_path / "s.db", f"arbiter-test-{uuid.uuid4()}"
+    done = cli("tournament", "-g", "troll", "-e", spec("greedy", "greedy", TAG=tag),
+               "-e", spec("random", TAG=tag), "--sprt", "elo0=0 elo1=200 alpha=0.05 beta=0.05",
+               "--games", "200", "-c", "2", "--db", str(db), "--cluster", "local:2", "--json",
+               "--tc", "depth=1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["sprt"]["decision"] == "H1"
+    assert "SPRT: H1 accepted" in data["tournament"]["note"]
+    played = count_games(db)
+    assert played < 200 and played % 2 == 0
+    assert sum(data["pairs"][0]["pentanomial"]) == played // 2
+    assert processes_with(tag) == []
+
+
+def test_a_worker_without_an_engine_gives_a_clear_error(tmp_path):
+    """§Workers: `arbiter worker` plays only the engines of its own file; a
+    tournament naming another one aborts, naming the worker and the engine,
+    and no game is counted."""
+    (tmp_path / "engines.toml").write_text(
+        f'[engines.a]\ncmd = "{PY} -m sample_engines.random"\n'
+        f'[engines.b]\ncmd = "{PY} -m sample_engines.greedy"\n')
+    (tmp_path / "worker.toml").write_text(f'[engines.a]\ncmd = "{PY} -m sample_engines.random"\n')
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+         "0", "--no-dashboard", "--scheduler-file", str(tmp_path / "scheduler.json")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = None
+    try:
+        found = wait_until("scheduler file", lambda: (tmp_path / "scheduler.json").exists(), scheduler)
+        assert found
+        address = wait_until("scheduler address", lambda: _address(tmp_path / "scheduler.json"))
+        worker = start("worker", address, "--engines", "worker.toml", cwd=tmp_path)
+        assert worker.stderr is not None
+        joined = ""
+        while "joined" not in joined:
+            joined = worker.stderr.readline()
+            assert joined, "the worker ended before it joined"
+        assert "engines a from worker.toml" in joined, joined
+        done = cli("tournament", "-g", "troll", "-e", "a", "-e", "b", "--games", "2",
+                   "--db", str(tmp_path / "m.db"), "--cluster", address, *FAST, cwd=tmp_path)
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None:
+                proc.terminate()
+                proc.communicate(timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert "has no engine 'b' in worker.toml (it has: a)" in done.stderr
+    assert "worker tcp://127.0.0.1:" in done.stderr
+    assert count_games(tmp_path / "m.db") == 0
+
+
+def _address(path: Path) -> str | None:
+    try:
+        return json.loads(path.read_text())["address"]
+    except (OSError, ValueError, KeyError):
+        return None  # being written
+
+
+@pytest.mark.parametrize(("address", "flags", "message"), [
+    ("tcp://10.1.2.3:8786", {}, "must be reached over tls:// with certificates"),
+    ("tls://10.1.2.3:8786", {}, "tls:// needs certificates"),
+    ("tls://10.1.2.3:8786", {"tls_ca": "ca.pem"}, "--tls-cert is missing"),
+    ("local:0", {}, "local:N needs a number of worker processes from 1 to"),
+    ("udp://host:1", {}, "unknown scheme 'udp'"),
+])
+def test_addresses_off_this_machine_need_tls(address, flags, message):
+    """§Security: plain TCP only on the loopback interface (or --insecure)."""
+    with pytest.raises(ClusterAddressError, match=message):
+        parse_target(address, **flags)
+    assert parse_target("tcp://10.1.2.3:8786", insecure=True).address == "tcp://10.1.2.3:8786"
+    assert parse_target("127.0.0.1:8786").address == "tcp://127.0.0.1:8786"
+
+
+def test_a_result_keeps_only_the_requested_games_once():
+    """§Exactly once (1): a record is kept only for a key of the request,
+    once, with the scheduled colours; the rest is dropped with a reason."""
+    from arbiter.cluster.task import read_result
+    from arbiter.record import GameRecord
+
+    first, second = build_schedule(["a", "b"], games=2).games
+
+    def record(white: str, black: str) -> dict:
+        return GameRecord("troll", white, black, "1-0", "connection", "a connection").to_dict()
+
+    outcome = read_result({"worker": "tcp://w:1", "games": [
+        {"key": first.key, "record": record("a", "b")},
+        {"key": first.key, "record": record("a", "b")},  # a second result for the key
+        {"key": "r9-p9-g9", "record": record("a", "b")},  # not requested
+        {"key": second.key, "record": record("a", "b")},  # colours not the scheduled ones
+        {"key": second.key, "record": {"moves": "nonsense"}},
+    ]}, [first, second])
+    assert [(s.key, r.white) for s, r in outcome.played] == [(first.key, "a")]
+    assert len(outcome.dropped) == 4
+    assert "a second result" in outcome.dropped[0] and "not requested" in outcome.dropped[1]
+    assert "scheduled for b and a" in outcome.dropped[2]
+    assert read_result("junk", [first]).dropped == ["a result that is not a mapping (str)"]
+
+
+def test_a_worker_of_another_version_is_refused():
+    """§Versions: each difference is named, with both values."""
+    from arbiter.cluster.task import version_problem, versions
+
+    ours = versions()
+    assert version_problem("tcp://w:1", ours, dict(ours)) is None
+    problem = version_problem("tcp://w:1", ours, {**ours, "rules": "0123456789ab"})
+    assert problem is not None and problem.startswith("worker tcp://w:1 refused the games")
+    assert f"rules {ours['rules']} here, 0123456789ab on the coordinator" in problem
