@@ -113,6 +113,8 @@ class ParsedGame:
     skipped_variations: int = 0
     #: the record a JSONL line held (kept whole: it has more than the text)
     source_record: Any = None
+    #: (id, name) of the tournament a JSONL line says the game was stored in
+    source_tournament: tuple[int, str] | None = None
 
     def where(self, line: int | None = None) -> str:
         return f"{self.filename}:{line or self.line}: game {self.number}"

@@ -485,3 +485,20 @@ class Store:
     def events(self, tournament_id: int) -> list[dict[str, Any]]:
         return self._rows("events", "select * from events where tournament = ? order by id",
                           [tournament_id])
+
+    def iter_games(self, tournament_id: int) -> Iterator[dict[str, Any]]:
+        """The tournament's finished games in schedule order, one row at a
+        time (``id``, ``key``, ``seq``, ``round`` and the decoded ``record``),
+        so that reading every game (``arbiter export``) holds one game in
+        memory, whatever the database's size."""
+        with self._lock:
+            cursor = self.db.conn.execute(
+                "select id, key, seq, round, record from games where tournament = ? "
+                "order by seq, id", [tournament_id])
+        while True:
+            with self._lock:
+                row = cursor.fetchone()
+            if row is None:
+                return
+            yield {"id": row[0], "key": row[1], "seq": row[2], "round": row[3],
+                   "record": json.loads(row[4])}

@@ -14,8 +14,9 @@ import os
 import sqlite3
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import typer
 
@@ -23,7 +24,7 @@ from arbiter import records
 from arbiter.games import Position
 from arbiter.pgn import is_number
 from arbiter.record import GameRecord
-from arbiter.records import ParsedGame, RecordSyntaxError, ReplayReport
+from arbiter.records import TAGS_KEY, ParsedGame, RecordSyntaxError, ReplayReport, export_tags
 from arbiter.store import DEFAULT_DB, FINISHED, Store, StoreError, explain
 
 from .app import app, fail
@@ -37,9 +38,6 @@ EXIT_NOT_STORED = 1
 #: ``tournaments.format`` of a tournament made by ``arbiter import``
 IMPORTED_FORMAT = "imported"
 
-#: the key of a stored record dict holding the tags an imported game came
-#: with, so that exporting it again gives back the same tags
-TAGS_KEY = "tags"
 
 
 # --- reading files -------------------------------------------------------------------
@@ -116,41 +114,38 @@ def open_store(db: str, *, readonly: bool) -> Store:
         fail(str(exc))
 
 
-def round_tag(tournament: dict[str, Any], row: dict[str, Any]) -> str:
-    """The Round tag of a stored game (``specs/records.md`` §3)."""
-    config = tournament.get("config") or {}
-    rounds = config.get("rounds") or 1
-    per_round = (tournament.get("total_games") or 0) // rounds
-    return records.round_label(row["round"], row["seq"], per_round)
-
-
-def export_tags(tournament: dict[str, Any], row: dict[str, Any]) -> dict[str, str]:
-    """The tags a stored game does not hold in its record: Event (the
-    tournament's name), Site (unknown), Round; an imported game keeps its own
-    (the same text that ``tournament --pgn`` appends)."""
-    stored = row["record"].get(TAGS_KEY)
-    if isinstance(stored, dict):
-        return {str(k): str(v) for k, v in stored.items()}
-    return {"Event": tournament.get("name") or "?", "Site": "?",
-            "Round": round_tag(tournament, row)}
-
-
-def stored_games(store: Store, tournament_id: int | None) -> list[tuple[GameRecord, dict[str, str]]]:
-    """Every finished game (of one tournament, or all in id order), in
-    schedule order, with its tags."""
+def stored_tournaments(store: Store, tournament_id: int | None) -> list[dict[str, Any]]:
+    """The tournament asked for (``fail()`` if there is none), or every one, by id."""
     if tournament_id is None:
-        tournaments = store.tournaments()
-    else:
-        one = store.tournament(tournament_id)
-        if one is None:
-            fail(f"{store.path}: no tournament {tournament_id}")
-        tournaments = [one]
-    games = []
+        return store.tournaments()
+    one = store.tournament(tournament_id)
+    if one is None:
+        fail(f"{store.path}: no tournament {tournament_id}")
+    return [one]
+
+
+def stored_games(store: Store, tournaments: list[dict[str, Any]]
+                 ) -> Iterator[tuple[GameRecord, dict[str, str], dict[str, Any]]]:
+    """Every finished game of the tournaments, in schedule order, with its
+    tags and its tournament, one at a time (:meth:`Store.iter_games`)."""
     for tournament in tournaments:
-        for row in store.games(tournament["id"]):
-            record = GameRecord.from_dict(row["record"])
-            games.append((record, export_tags(tournament, row)))
-    return games
+        for row in store.iter_games(tournament["id"]):
+            yield GameRecord.from_dict(row["record"]), export_tags(tournament, row), tournament
+
+
+def write_export(store: Store, tournaments: list[dict[str, Any]], format: str,
+                 out: BinaryIO) -> int:
+    """Write the games to ``out`` as they are read, one game in memory at a
+    time; returns how many were written."""
+    count = 0
+    for record, tags, tournament in stored_games(store, tournaments):
+        if format == "pgn":
+            text = records.write_game(record, tags)
+        else:
+            text = records.jsonl_line(record, tags, tournament)
+        out.write(text.encode("utf-8"))  # the same bytes whatever the locale
+        count += 1
+    return count
 
 
 @app.command()
@@ -164,21 +159,31 @@ def export(
     if format not in ("pgn", "jsonl"):
         fail(f"--format must be pgn or jsonl, not {format!r}")
     with open_store(db, readonly=True) as store:
+        tournaments = stored_tournaments(store, tournament)
+        if out is None:
+            sys.stdout.flush()
+            _export_to(store, tournaments, format, sys.stdout.buffer, db)
+            sys.stdout.buffer.flush()
+            return
         try:
-            games = stored_games(store, tournament)
-            text = records.write_games(games) if format == "pgn" else records.write_jsonl(games)
-        except (KeyError, TypeError, ValueError, ArithmeticError) as exc:  # a damaged row
-            fail(f"{db}: a stored game cannot be written as a record: {exc!r}")
-    if out is None:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(text.encode("utf-8"))  # the same bytes whatever the locale
-        sys.stdout.buffer.flush()
-        return
+            with open(out, "wb") as handle:
+                count = _export_to(store, tournaments, format, handle, db, partial=out)
+        except OSError as exc:
+            fail(f"{out}: cannot write: {exc.strerror}")
+    typer.echo(f"{count} games written to {out}", err=True)
+
+
+def _export_to(store: Store, tournaments: list[dict[str, Any]], format: str, out: BinaryIO,
+               db: str, partial: str | None = None) -> int:
+    """:func:`write_export`, or ``fail()`` naming a damaged row (a file
+    written in part is removed: an export is whole or absent)."""
     try:
-        Path(out).write_text(text, encoding="utf-8", newline="\n")
-    except OSError as exc:
-        fail(f"{out}: cannot write: {exc.strerror}")
-    typer.echo(f"{len(games)} games written to {out}", err=True)
+        return write_export(store, tournaments, format, out)
+    except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError) as exc:
+        if partial is not None:
+            out.close()
+            Path(partial).unlink(missing_ok=True)
+        fail(f"{db}: a stored game cannot be written as a record: {exc!r}")
 
 
 # --- replay ----------------------------------------------------------------------------
