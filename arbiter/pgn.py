@@ -16,7 +16,7 @@ a result token (a file cut short is reported, not read as a shorter game).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -315,19 +315,19 @@ class _Lexer:
     def _comment(self) -> _Token:
         start_line = self.line
         end = self.text.find("}", self.pos + 1)
-        if end < 0:
-            raise self.error(
-                "comment '{' never closed before the end of the file (truncated file?)", start_line
-            )
-        body = self.text[self.pos + 1 : end]
-        if len(body) > MAX_COMMENT_CHARS:
-            raise self.error(f"a comment of {len(body)} characters, over the limit of "
-                             f"{MAX_COMMENT_CHARS}", start_line)
+        body = self.text[self.pos + 1 : end if end >= 0 else len(self.text)]
         swallowed = _NEXT_GAME.search(body)
         if swallowed:
             next_line = start_line + body.count("\n", 0, swallowed.start()) + 2
             raise self.error(f"comment '{{' not closed before the next game's tags (line "
                              f"{next_line})", start_line, resume_line=next_line)
+        if end < 0:
+            raise self.error(
+                "comment '{' never closed before the end of the file (truncated file?)", start_line
+            )
+        if len(body) > MAX_COMMENT_CHARS:
+            raise self.error(f"a comment of {len(body)} characters, over the limit of "
+                             f"{MAX_COMMENT_CHARS}", start_line)
         self.line += body.count("\n")
         self.pos = end + 1
         return _Token("comment", " ".join(body.split()), start_line)
@@ -375,8 +375,13 @@ def _strip_annotation(move: str) -> str:
 
 
 class _Parser:
-    def __init__(self, text: str, filename: str, first_line: int = 1, number: int = 0):
+    """Games from ``text``; with ``stop_line``, no game starts on or after
+    that line (it holds the next part's first tag, :func:`iter_games`)."""
+
+    def __init__(self, text: str, filename: str, first_line: int = 1, number: int = 0,
+                 stop_line: int | None = None):
         self.filename = filename
+        self.stop_line = stop_line
         self.lexer = _Lexer(text, filename, first_line)
         self.last_line = first_line  # of the last token read
         self.stream = self.lexer.tokens()
@@ -406,7 +411,8 @@ class _Parser:
     def games(self) -> Iterator[ParsedGame]:
         while True:
             self.number += 1  # errors while looking for the next game are that game's
-            if self.peek() is None:
+            token = self.peek()
+            if token is None or (self.stop_line is not None and token.line >= self.stop_line):
                 self.number -= 1
                 return
             if self.number > MAX_RECORD_GAMES:
@@ -525,52 +531,137 @@ def parse_games(text: str, filename: str = "<text>") -> list[ParsedGame]:
     text = _normalize(text)
     long_line = _long_line(text.split("\n"), MAX_RECORD_LINE_CHARS)
     if long_line is not None:
-        raise _long_line_error(filename, long_line, 0, text.split("\n")[long_line - 1])
+        raise _long_line_error(filename, long_line, 0, len(text.split("\n")[long_line - 1]))
     return list(_Parser(text, filename).games())
+
+
+@dataclass(frozen=True)
+class LongLine:
+    """A line over the length limit, in place of its text: its number
+    (1-based) and length in characters."""
+
+    number: int
+    length: int
+
+
+#: A line of a record file as the readers take it: its text (without the
+#: line break), or a :class:`LongLine`.
+Line = str | LongLine
+
+#: the first line of a game's tags, after a blank line (as :data:`_NEXT_GAME`)
+_GAME_START = re.compile(r'[ \t]*\[[A-Za-z0-9_]+[ \t]+"')
+
+
+def text_lines(text: str, limit: int = MAX_RECORD_LINE_CHARS) -> Iterator[Line]:
+    """The lines of ``text`` (CRLF, CR and LF breaks), the first one over
+    ``limit`` characters as a :class:`LongLine`, and none after it."""
+    for number, line in enumerate(_normalize(text).split("\n"), start=1):
+        if len(line) > limit:
+            yield LongLine(number, len(line))
+            return
+        yield line
 
 
 def read_games(text: str, filename: str = "<text>") -> list[ParsedGame | RecordSyntaxError]:
     """Like :func:`parse_games`, but a broken game becomes its error and
-    reading resumes at the next game: where the error says the next game
-    starts, else at the next tag line after a blank line."""
-    out: list[ParsedGame | RecordSyntaxError] = []
-    lines = _normalize(text).split("\n")
-    long_line = _long_line(lines, MAX_RECORD_LINE_CHARS)
-    too_long = ""
-    if long_line is not None:  # read what comes before it, then say why no more
-        too_long, lines = lines[long_line - 1], lines[: long_line - 1]
-    start = 0  # index into lines of the first line still to read
+    reading resumes at the next game (:func:`iter_games`)."""
+    return list(iter_games(text_lines(text), filename))
+
+
+def iter_games(lines: Iterable[Line], filename: str = "<text>"
+               ) -> Iterator[ParsedGame | RecordSyntaxError]:
+    """Every game of a record file given line by line, a broken game as its
+    error, holding one game's lines at a time (a file of any size reads in
+    bounded memory).  Reading resumes after an error where the error says
+    the next game starts, else at the next tag line after a blank line; a
+    :class:`LongLine` ends the file with its error.
+
+    The file is read in parts, each ending before a tag line that follows a
+    blank line and some movetext: no game can go on past such a line (a
+    comment, variation or movetext reaching it is an error in the whole-file
+    parser too), so the games and errors are those of the whole file."""
+    part: list[str] = []
+    first = 1  # the number of part[0]
+    body = False  # the part has a line of movetext
+    blank_before = True
     number = 0
-    while start < len(lines):
-        parser = _Parser("\n".join(lines[start:]), filename, first_line=start + 1, number=number)
+    pending: ParsedGame | RecordSyntaxError | None = None  # held back: a cut may replace it
+    for line in lines:
+        if isinstance(line, LongLine):
+            for item in _part_games(part, first, None, filename, number):
+                if pending is not None:
+                    yield pending
+                pending = item
+            game_number, pending = _games_begun(pending)
+            if pending is not None:
+                yield pending
+            yield _long_line_error(filename, line.number, game_number, line.length)
+            return
+        if body and blank_before and _GAME_START.match(line):
+            for item in _part_games(part, first, line, filename, number):
+                if pending is not None:
+                    yield pending
+                pending = item
+                number = _number_after(item)
+            part, first, body = [], first + len(part), False
+        part.append(line)
+        stripped = line.strip(" \t")
+        blank_before = not stripped
+        body = body or bool(stripped and stripped[0] not in "[;%")
+    for item in _part_games(part, first, None, filename, number):
+        if pending is not None:
+            yield pending
+        pending = item
+    if pending is not None:
+        yield pending
+
+
+def _number_after(item: ParsedGame | RecordSyntaxError) -> int:
+    return item.number if isinstance(item, ParsedGame) else item.game_number
+
+
+def _part_games(part: list[str], first: int, next_line: str | None, filename: str,
+                number: int) -> Iterator[ParsedGame | RecordSyntaxError]:
+    """The games of one part of a file (lines ``first``...), numbered on
+    from ``number``.  ``next_line``, the next part's first line, is parsed
+    as its tag's name only: a game running into it is reported as in the
+    whole file, and nothing of it is read as this part's."""
+    stop = first + len(part) if next_line is not None else None
+    lines = part
+    if next_line is not None:
+        opening = _GAME_START.match(next_line)
+        assert opening is not None
+        lines = part + [next_line[: opening.end()] + '"]']
+    start = 0  # index into part of the first line still to read
+    while start < len(part):
+        parser = _Parser("\n".join(lines[start:]), filename, first_line=first + start,
+                         number=number, stop_line=stop)
         try:
-            out.extend(parser.games())
-            break
+            yield from parser.games()
+            return
         except RecordSyntaxError as exc:
-            out.append(exc)
+            yield exc
             number = parser.number
-            if exc.resume_line is not None and exc.resume_line - 1 > start:
-                start = exc.resume_line - 1
+            resume = exc.resume_line
+            if resume is not None and resume - first > start:
+                start = resume - first
             else:
-                start = _next_game_start(lines, max(exc.line, start + 1))
-    if long_line is not None:
-        out.append(_long_line_error(filename, long_line, _games_begun(out), too_long))
-    return out
+                start = _next_game_start(part, max(exc.line - first + 1, start + 1))
 
 
-def _games_begun(read: list[ParsedGame | RecordSyntaxError]) -> int:
-    """The number of the game a cut-off file was in: that of its last
-    item when the cut made that game end early (the error is replaced,
-    the cut explains it), else the next one."""
-    if not read:
-        return 1
-    last = read[-1]
+def _games_begun(last: ParsedGame | RecordSyntaxError | None
+                 ) -> tuple[int, ParsedGame | RecordSyntaxError | None]:
+    """The number of the game a cut-off file was in, and what of ``last``
+    (the item read before the cut) to keep: when the cut made that game end
+    early, its error is dropped (the cut explains it) and the number is its;
+    else the next one."""
+    if last is None:
+        return 1, None
     if isinstance(last, RecordSyntaxError):
         if "file ends" in last.message:
-            read.pop()
-            return last.game_number
-        return last.game_number + 1
-    return last.number + 1
+            return last.game_number, None
+        return last.game_number + 1, last
+    return last.number + 1, last
 
 
 def _long_line(lines: list[str], limit: int) -> int | None:
@@ -578,9 +669,9 @@ def _long_line(lines: list[str], limit: int) -> int | None:
     return next((n for n, line in enumerate(lines, start=1) if len(line) > limit), None)
 
 
-def _long_line_error(filename: str, line: int, game_number: int, text: str) -> RecordSyntaxError:
+def _long_line_error(filename: str, line: int, game_number: int, length: int) -> RecordSyntaxError:
     return RecordSyntaxError(filename, line, game_number,
-                             f"line {line} is {len(text)} characters long, over the limit of "
+                             f"line {line} is {length} characters long, over the limit of "
                              f"{MAX_RECORD_LINE_CHARS}: the file is not read from there on")
 
 

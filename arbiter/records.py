@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,6 +46,8 @@ from arbiter.pgn import (
     MAX_RECORD_GAMES,
     MAX_TAGS,
     UNFINISHED,
+    Line,
+    LongLine,
     MoveData,
     ParsedGame,
     ParsedMove,
@@ -389,45 +391,59 @@ def write_jsonl(games: Iterable[tuple[GameRecord, Mapping[str, str] | None]]) ->
 MAX_JSONL_LINE_CHARS = 4 << 20
 
 
+def jsonl_text_lines(text: str) -> Iterator[Line]:
+    """The lines of a JSONL text (LF breaks only: JSON strings may hold
+    U+2028 and the like raw), each one over :data:`MAX_JSONL_LINE_CHARS`
+    as a :class:`~arbiter.pgn.LongLine`."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        yield LongLine(number, len(line)) if len(line) > MAX_JSONL_LINE_CHARS else line
+
+
 def read_jsonl(text: str, filename: str) -> list[ParsedGame | RecordSyntaxError]:
-    """Every record of a JSONL file as a parsed game (its moves, tags and
-    closing comment as the PGN form would give them, every line number the
-    JSONL line) so that :func:`replay` checks it; a malformed line becomes
-    its error.  :func:`to_record` gives back the whole stored record."""
-    out: list[ParsedGame | RecordSyntaxError] = []
+    """Every record of a JSONL text (:func:`iter_jsonl`)."""
+    return list(iter_jsonl(jsonl_text_lines(text), filename))
+
+
+def iter_jsonl(lines: Iterable[Line], filename: str) -> Iterator[ParsedGame | RecordSyntaxError]:
+    """Every record of a JSONL file given line by line, as a parsed game (its
+    moves, tags and closing comment as the PGN form would give them, every
+    line number the JSONL line) so that :func:`replay` checks it; a malformed
+    line, or a :class:`~arbiter.pgn.LongLine`, becomes its error.
+    :func:`to_record` gives back the whole stored record."""
     number = 0
-    # split on LF only: JSON strings may hold U+2028 and the like raw
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+    for lineno, line in enumerate(lines, start=1):
+        if isinstance(line, str) and not line.strip():
             continue
         number += 1
         if number > MAX_RECORD_GAMES:
-            out.append(RecordSyntaxError(filename, lineno, number, f"more than {MAX_RECORD_GAMES} "
-                                         "games in the file (the limit): the rest is not read"))
-            break
-        if len(line) > MAX_JSONL_LINE_CHARS:
-            out.append(RecordSyntaxError(filename, lineno, number, f"line {lineno} is {len(line)} "
-                                         f"characters long, over the limit of {MAX_JSONL_LINE_CHARS}"))
+            yield RecordSyntaxError(filename, lineno, number, f"more than {MAX_RECORD_GAMES} "
+                                    "games in the file (the limit): the rest is not read")
+            return
+        if isinstance(line, LongLine):
+            yield RecordSyntaxError(filename, lineno, number, f"line {lineno} is {line.length} "
+                                    f"characters long, over the limit of {MAX_JSONL_LINE_CHARS}")
             continue
-        try:
-            data = json.loads(line)
-            if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
-                raise ValueError('expected an object with a "record" object')
-            tags = data.get("tags", {})
-            if not isinstance(tags, dict) or not all(
-                    isinstance(k, str) and isinstance(v, str) for k, v in tags.items()):
-                raise ValueError('"tags" must map names to strings')
-            if len(tags) > MAX_TAGS:
-                raise ValueError(f'more than {MAX_TAGS} "tags" (the limit)')
-            record = GameRecord.from_dict(data["record"])
-            _check_record_types(record)
-            parsed = parsed_from_record(record, tags, filename, number, lineno)
-            parsed.source_tournament = _source_tournament(data.get("tournament"))
-        except Exception as exc:  # any malformed line: its error, never a traceback
-            out.append(RecordSyntaxError(filename, lineno, number, f"bad JSONL record: {exc}"))
-            continue
-        out.append(parsed)
-    return out
+        yield _jsonl_game(line, filename, number, lineno)
+
+
+def _jsonl_game(line: str, filename: str, number: int, lineno: int) -> ParsedGame | RecordSyntaxError:
+    try:
+        data = json.loads(line)
+        if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
+            raise ValueError('expected an object with a "record" object')
+        tags = data.get("tags", {})
+        if not isinstance(tags, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in tags.items()):
+            raise ValueError('"tags" must map names to strings')
+        if len(tags) > MAX_TAGS:
+            raise ValueError(f'more than {MAX_TAGS} "tags" (the limit)')
+        record = GameRecord.from_dict(data["record"])
+        _check_record_types(record)
+        parsed = parsed_from_record(record, tags, filename, number, lineno)
+        parsed.source_tournament = _source_tournament(data.get("tournament"))
+    except Exception as exc:  # any malformed line: its error, never a traceback
+        return RecordSyntaxError(filename, lineno, number, f"bad JSONL record: {exc}")
+    return parsed
 
 
 def parse_jsonl(text: str, filename: str = "<text>") -> list[tuple[GameRecord, dict[str, str]]]:
@@ -778,13 +794,14 @@ def to_record(parsed: ParsedGame) -> GameRecord:
     message otherwise).  Moves become canonical; an unfinished game (``*``)
     cannot become a record.  What the text does not hold stays empty: clock,
     nodes, pv, engine-reported time, engine authors; a move without our
-    comment has time 0 (``specs/records.md`` §Reading)."""
-    if parsed.result == UNFINISHED:
-        raise ValueError(f"{parsed.where(parsed.result_line)}: an unfinished game (*) is not a record")
+    comment has time 0 (``specs/records.md`` §Reading).  The message is
+    :func:`replay`'s error when the game does not replay OK."""
     try:
         game, start, final, canonical = _replay(parsed)
     except _Bad as bad:
         raise ValueError(f"{parsed.where(bad.line)}: {bad.message}") from None
+    if parsed.result == UNFINISHED:
+        raise ValueError(f"{parsed.where(parsed.result_line)}: an unfinished game (*) is not a record")
     if parsed.source_record is not None:
         return parsed.source_record
     tags = parsed.tags
