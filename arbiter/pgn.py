@@ -548,6 +548,9 @@ class LongLine:
 #: line break), or a :class:`LongLine`.
 Line = str | LongLine
 
+#: what ends a tag (a line holding one may end in a tag section)
+_TAG_END = re.compile(r'"[ \t]*\]')
+
 #: the first line of a game's tags, after a blank line (as :data:`_NEXT_GAME`)
 _GAME_START = re.compile(r'[ \t]*\[[A-Za-z0-9_]+[ \t]+"')
 
@@ -580,73 +583,92 @@ def iter_games(lines: Iterable[Line], filename: str = "<text>"
     blank line and some movetext: no game can go on past such a line (a
     comment, variation or movetext reaching it is an error in the whole-file
     parser too), so the games and errors are those of the whole file."""
-    part: list[str] = []
-    first = 1  # the number of part[0]
-    body = False  # the part has a line of movetext
-    blank_before = True
-    number = 0
-    pending: ParsedGame | RecordSyntaxError | None = None  # held back: a cut may replace it
+    reader = _PartReader(filename)
     for line in lines:
+        yield from reader.add(line)
         if isinstance(line, LongLine):
-            for item in _part_games(part, first, None, filename, number):
-                if pending is not None:
-                    yield pending
-                pending = item
-            game_number, pending = _games_begun(pending)
-            if pending is not None:
-                yield pending
-            yield _long_line_error(filename, line.number, game_number, line.length)
             return
-        if body and blank_before and _GAME_START.match(line):
-            for item in _part_games(part, first, line, filename, number):
-                if pending is not None:
-                    yield pending
-                pending = item
-                number = _number_after(item)
-            part, first, body = [], first + len(part), False
-        part.append(line)
+    yield from reader.finish()
+
+
+class _PartReader:
+    """The state of :func:`iter_games` between two lines."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.part: list[str] = []
+        self.first = 1  # the number of part[0]
+        self.number = 0  # of the last game begun
+        self.body = False  # movetext since the part's last tag line
+        self.blank_before = True  # the line before is blank (spaces and tabs)
+        self.empty_before = True  # ... or whitespace only (the resume rule's blank)
+        self.skip_after: int | None = None  # an error's resume: no part before a game after it
+        self.line = 0  # the number of the last line added
+        self.pending: ParsedGame | RecordSyntaxError | None = None  # a cut may replace it
+
+    def _emit(self, items: Iterable[ParsedGame | RecordSyntaxError]
+              ) -> Iterator[ParsedGame | RecordSyntaxError]:
+        for item in items:
+            if self.pending is not None:
+                yield self.pending
+            self.pending = item
+            self.number = item.number if isinstance(item, ParsedGame) else item.game_number
+
+    def add(self, line: Line) -> Iterator[ParsedGame | RecordSyntaxError]:
+        self.line += 1
+        if isinstance(line, LongLine):
+            yield from self._emit(self._part_games(None))
+            game_number, self.pending = _games_begun(self.pending)
+            if self.pending is not None:
+                yield self.pending
+            yield _long_line_error(self.filename, line.number, game_number, line.length)
+            return
+        if self.skip_after is not None:
+            if self.line > self.skip_after and self.empty_before and line.lstrip().startswith("["):
+                self.skip_after, self.part, self.first, self.body = None, [], self.line, False
+        elif self.body and self.blank_before and _GAME_START.match(line):
+            yield from self._emit(self._part_games(line))
+            self.part, self.first, self.body = [], self.line, False
+        if self.skip_after is None:
+            self.part.append(line)
         stripped = line.strip(" \t")
-        blank_before = not stripped
-        body = body or bool(stripped and stripped[0] not in "[;%")
-    for item in _part_games(part, first, None, filename, number):
-        if pending is not None:
-            yield pending
-        pending = item
-    if pending is not None:
-        yield pending
+        self.blank_before, self.empty_before = not stripped, not line.strip()
+        if stripped.startswith("[") or _TAG_END.search(stripped):
+            self.body = False  # perhaps in a tag section: the next tag may be this game's
+        elif stripped and stripped[0] not in ";%":
+            self.body = True
 
+    def finish(self) -> Iterator[ParsedGame | RecordSyntaxError]:
+        if self.skip_after is None:
+            yield from self._emit(self._part_games(None))
+        if self.pending is not None:
+            yield self.pending
 
-def _number_after(item: ParsedGame | RecordSyntaxError) -> int:
-    return item.number if isinstance(item, ParsedGame) else item.game_number
-
-
-def _part_games(part: list[str], first: int, next_line: str | None, filename: str,
-                number: int) -> Iterator[ParsedGame | RecordSyntaxError]:
-    """The games of one part of a file (lines ``first``...), numbered on
-    from ``number``.  ``next_line``, the next part's first line, is parsed
-    as its tag's name only: a game running into it is reported as in the
-    whole file, and nothing of it is read as this part's."""
-    stop = first + len(part) if next_line is not None else None
-    lines = part
-    if next_line is not None:
-        opening = _GAME_START.match(next_line)
-        assert opening is not None
-        lines = part + [next_line[: opening.end()] + '"]']
-    start = 0  # index into part of the first line still to read
-    while start < len(part):
-        parser = _Parser("\n".join(lines[start:]), filename, first_line=first + start,
-                         number=number, stop_line=stop)
-        try:
-            yield from parser.games()
-            return
-        except RecordSyntaxError as exc:
-            yield exc
-            number = parser.number
-            resume = exc.resume_line
-            if resume is not None and resume - first > start:
-                start = resume - first
-            else:
-                start = _next_game_start(part, max(exc.line - first + 1, start + 1))
+    def _part_games(self, next_line: str | None) -> Iterator[ParsedGame | RecordSyntaxError]:
+        """The games of the part, numbered on.  ``next_line``, the next
+        part's first line, is read after it: a game running into it is
+        reported as in the whole file; no game starts on it."""
+        part, first = self.part, self.first
+        stop = first + len(part) if next_line is not None else None
+        text_lines = part if next_line is None else part + [next_line]
+        start = 0  # index into part of the first line still to read
+        number = self.number
+        while start < len(part):
+            parser = _Parser("\n".join(text_lines[start:]), self.filename,
+                             first_line=first + start, number=number, stop_line=stop)
+            try:
+                yield from parser.games()
+                return
+            except RecordSyntaxError as exc:
+                yield exc
+                number = parser.number
+                if exc.resume_line is not None and exc.resume_line - first > start:
+                    start = exc.resume_line - first
+                    continue
+                after = max(exc.line, first + start)  # the next game starts after this line
+                start = _next_game_start(part, after - first + 1)
+                if start == len(part) and stop is not None and after >= stop:
+                    self.skip_after = after  # not at the next part's first line either
 
 
 def _games_begun(last: ParsedGame | RecordSyntaxError | None

@@ -56,23 +56,25 @@ def check_file(path: str) -> None:
             f"{path}: not a regular file (a device, pipe or socket cannot be a record file)")
 
 
-def file_lines(path: str, limit: int, *, jsonl: bool = False,
-               hasher: Any = None) -> Iterator[Line]:
+def file_lines(path: str, limit: int, *, jsonl: bool = False, hasher: Any = None,
+               block: int = READ_BLOCK_BYTES) -> Iterator[Line]:
     """The file's lines, decoded, without their breaks (LF only for JSONL,
     else CRLF, CR or LF); a line over ``limit`` characters as a
     :class:`LongLine`, after which reading goes on.  ``hasher`` (a hashlib
-    object), when given, sees every byte of the file.  RecordFileError for
-    text that is not UTF-8, naming its line and byte."""
+    object), when given, sees every byte of the file; ``block``: bytes read
+    at a time.  RecordFileError for text that is not UTF-8, naming its line
+    and byte."""
     try:
         handle = open(path, "rb")
     except OSError as exc:
         raise RecordFileError(f"{path}: cannot read: {exc.strerror}") from None
     with handle:
-        yield from _lines(handle, path, limit, _JSONL_BREAK if jsonl else _PGN_BREAK, hasher)
+        yield from _lines(handle, path, limit, _JSONL_BREAK if jsonl else _PGN_BREAK, hasher,
+                          block)
 
 
 def _lines(handle: Any, path: str, limit: int, breaks: re.Pattern[bytes],
-           hasher: Any) -> Iterator[Line]:
+           hasher: Any, block_size: int) -> Iterator[Line]:
     max_bytes = limit * UTF8_MAX_BYTES
     number, offset = 1, 0  # the next line's number, and the file offset of buffer[0]
     buffer, pos, eof = b"", 0, False
@@ -92,7 +94,7 @@ def _lines(handle: Any, path: str, limit: int, breaks: re.Pattern[bytes],
                 offset += len(rest) - keep
                 rest = rest[len(rest) - keep:]
             offset += pos
-            block = _read(handle, path)
+            block = _read(handle, path, block_size)
             if hasher is not None:
                 hasher.update(block)
             eof = not block
@@ -114,9 +116,9 @@ def _lines(handle: Any, path: str, limit: int, breaks: re.Pattern[bytes],
             return
 
 
-def _read(handle: Any, path: str) -> bytes:
+def _read(handle: Any, path: str, size: int) -> bytes:
     try:
-        return handle.read(READ_BLOCK_BYTES)
+        return handle.read(size)
     except OSError as exc:
         raise RecordFileError(f"{path}: cannot read: {exc.strerror}") from None
 
