@@ -31,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from arbiter.games import GAME_NAMES, get_game  # noqa: E402
-from arbiter.record import GameRecord, Ply  # noqa: E402
+from arbiter.record import GameRecord, Ply, Score  # noqa: E402
 from arbiter.store import FINISHED, Store  # noqa: E402
 
 #: Games a tournament of the database holds: several tournaments, as a
@@ -61,7 +61,7 @@ def random_record(rng: random.Random, name: str, white: str, black: str) -> Game
         color = position.to_move.value
         clock[color] -= rng.randint(1, 60)
         moves.append(Ply(move, color, rng.randint(1, 60), clock_ms=clock[color],
-                         engine_time_ms=rng.randint(0, 60), score=f"cp {rng.randint(-500, 500)}",
+                         engine_time_ms=rng.randint(0, 60), score=Score.parse(f"cp {rng.randint(-500, 500)}"),
                          depth=rng.randint(1, 12), nodes=rng.randint(100, 100_000),
                          pv=[rng.choice(legal) for _ in range(PV_MOVES)]))
         position = position.play(move)

@@ -21,7 +21,8 @@ from cli import invoke
 from arbiter import records
 from arbiter.games import get_game
 
-chess_pgn = pytest.importorskip("chess.pgn")
+pytest.importorskip("chess")
+import chess.pgn as chess_pgn  # noqa: E402  (after the skip: a test-only dependency)
 
 PYTHON = sys.executable
 BAD = Path(__file__).parent / "bad_engines"
@@ -34,7 +35,7 @@ def bad(script: str, *args: str, name: str | None = None) -> str:
     return f"cmd={PYTHON} arg={BAD / script}{extra} name={name or Path(script).stem}"
 
 
-class Collector(chess_pgn.BaseVisitor):
+class Collector(chess_pgn.BaseVisitor["Collector"]):
     """What a PGN reader sees of a game: its tags, every comment, the
     result, and each error it met (none is expected)."""
 
@@ -48,8 +49,8 @@ class Collector(chess_pgn.BaseVisitor):
     def visit_header(self, tagname: str, tagvalue: str) -> None:
         self.headers[tagname] = tagvalue
 
-    def begin_parse_san(self, board, san):  # our moves are not chess moves: collect, skip
-        self.tokens.append(san)
+    def begin_parse_san(self, board, san: str) -> chess_pgn.SkipType:
+        self.tokens.append(san)  # our moves are not chess moves: seen, not parsed
         return chess_pgn.SKIP
 
     def visit_comment(self, comment: str) -> None:
@@ -61,7 +62,7 @@ class Collector(chess_pgn.BaseVisitor):
     def handle_error(self, error: Exception) -> None:
         self.errors.append(str(error))
 
-    def result(self):  # type: ignore[override]
+    def result(self) -> Collector:
         return self
 
 
