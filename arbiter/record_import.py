@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arbiter.pgn import is_number
+from arbiter.pgn import comment_text, is_number
 from arbiter.record import GameRecord
 from arbiter.records import TAGS_KEY
 from arbiter.store import FINISHED, Store
@@ -44,19 +44,22 @@ ImportedGame = tuple[int, GameRecord, dict[str, str], tuple[int, str] | None]
 
 def game_digest(record: Mapping[str, Any]) -> str:
     """Which game a record is, whatever the file or database it is in: the
-    game, both names, result, termination, start position, every move and
-    both times (a game exported and imported again has the same digest)."""
+    game, both names, result, termination and its detail (as a PGN comment
+    holds it), start position, every move and both times (a game exported
+    and imported again has the same digest)."""
     moves = [m["move"] if isinstance(m, Mapping) else str(m) for m in record.get("moves") or []]
+    detail = comment_text(str(record.get("termination_detail") or ""))
     key = [record.get("game"), record.get("white"), record.get("black"), record.get("result"),
-           record.get("termination"), record.get("fen"), list(record.get("opening_moves") or []),
-           moves, record.get("start_time") or "", record.get("end_time") or ""]
+           record.get("termination"), detail, record.get("fen"),
+           list(record.get("opening_moves") or []), moves, record.get("start_time") or "",
+           record.get("end_time") or ""]
     return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
 def _digest_of(record: GameRecord) -> str:
     return game_digest({"game": record.game, "white": record.white, "black": record.black,
                         "result": record.result, "termination": record.termination,
-                        "fen": record.fen, "opening_moves": record.opening_moves,
+                        "termination_detail": record.termination_detail, "fen": record.fen, "opening_moves": record.opening_moves,
                         "moves": [m.move for m in record.moves],
                         "start_time": record.start_time, "end_time": record.end_time})
 
