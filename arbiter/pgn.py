@@ -6,6 +6,10 @@ writer and the reader use: tag escaping, move comments like
 ``{+0.35/12 0.52s}``, scores and times.  Nothing here knows the rules of a
 game: :mod:`arbiter.records` replays what this module reads.
 
+:func:`iter_games` reads a file given line by line, one game's lines at a
+time, so that a file of any size is read in bounded memory
+(:mod:`arbiter.recordfile` gives it a file's lines).
+
 Reading is lenient where PGN is (hand-written files): move numbers optional
 and unchecked, ``;`` and ``%`` lines, NAGs and ``!?`` marks ignored,
 variations skipped; it is strict where a mistake would change the game:

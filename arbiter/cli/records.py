@@ -1,9 +1,9 @@
 """Record commands: ``export``, ``replay``, ``show``, ``import`` (``specs/records.md``).
 
-The text format itself is :mod:`arbiter.records`; this module adds the files
-and the database: which games a tournament holds, in which order, with which
-Event/Site/Round tags, and how an imported file becomes a tournament whose
-games count in ``standings``.
+The text format itself is :mod:`arbiter.records`, files on disk
+:mod:`arbiter.recordfile`, the import's two passes :mod:`arbiter.record_import`;
+this module adds the commands: which games a tournament holds, in which order,
+streamed out of the database (``export``), and what each command says.
 """
 
 from __future__ import annotations
