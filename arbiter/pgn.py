@@ -6,6 +6,10 @@ writer and the reader use: tag escaping, move comments like
 ``{+0.35/12 0.52s}``, scores and times.  Nothing here knows the rules of a
 game: :mod:`arbiter.records` replays what this module reads.
 
+:func:`iter_games` reads a file given line by line, one game's lines at a
+time, so that a file of any size is read in bounded memory
+(:mod:`arbiter.recordfile` gives it a file's lines).
+
 Reading is lenient where PGN is (hand-written files): move numbers optional
 and unchecked, ``;`` and ``%`` lines, NAGs and ``!?`` marks ignored,
 variations skipped; it is strict where a mistake would change the game:
@@ -16,7 +20,7 @@ a result token (a file cut short is reported, not read as a shorter game).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -113,6 +117,8 @@ class ParsedGame:
     skipped_variations: int = 0
     #: the record a JSONL line held (kept whole: it has more than the text)
     source_record: Any = None
+    #: (id, name) of the tournament a JSONL line says the game was stored in
+    source_tournament: tuple[int, str] | None = None
 
     def where(self, line: int | None = None) -> str:
         return f"{self.filename}:{line or self.line}: game {self.number}"
@@ -313,19 +319,19 @@ class _Lexer:
     def _comment(self) -> _Token:
         start_line = self.line
         end = self.text.find("}", self.pos + 1)
-        if end < 0:
-            raise self.error(
-                "comment '{' never closed before the end of the file (truncated file?)", start_line
-            )
-        body = self.text[self.pos + 1 : end]
-        if len(body) > MAX_COMMENT_CHARS:
-            raise self.error(f"a comment of {len(body)} characters, over the limit of "
-                             f"{MAX_COMMENT_CHARS}", start_line)
+        body = self.text[self.pos + 1 : end if end >= 0 else len(self.text)]
         swallowed = _NEXT_GAME.search(body)
         if swallowed:
             next_line = start_line + body.count("\n", 0, swallowed.start()) + 2
             raise self.error(f"comment '{{' not closed before the next game's tags (line "
                              f"{next_line})", start_line, resume_line=next_line)
+        if end < 0:
+            raise self.error(
+                "comment '{' never closed before the end of the file (truncated file?)", start_line
+            )
+        if len(body) > MAX_COMMENT_CHARS:
+            raise self.error(f"a comment of {len(body)} characters, over the limit of "
+                             f"{MAX_COMMENT_CHARS}", start_line)
         self.line += body.count("\n")
         self.pos = end + 1
         return _Token("comment", " ".join(body.split()), start_line)
@@ -373,8 +379,13 @@ def _strip_annotation(move: str) -> str:
 
 
 class _Parser:
-    def __init__(self, text: str, filename: str, first_line: int = 1, number: int = 0):
+    """Games from ``text``; with ``stop_line``, no game starts on or after
+    that line (it holds the next part's first tag, :func:`iter_games`)."""
+
+    def __init__(self, text: str, filename: str, first_line: int = 1, number: int = 0,
+                 stop_line: int | None = None):
         self.filename = filename
+        self.stop_line = stop_line
         self.lexer = _Lexer(text, filename, first_line)
         self.last_line = first_line  # of the last token read
         self.stream = self.lexer.tokens()
@@ -404,7 +415,8 @@ class _Parser:
     def games(self) -> Iterator[ParsedGame]:
         while True:
             self.number += 1  # errors while looking for the next game are that game's
-            if self.peek() is None:
+            token = self.peek()
+            if token is None or (self.stop_line is not None and token.line >= self.stop_line):
                 self.number -= 1
                 return
             if self.number > MAX_RECORD_GAMES:
@@ -523,52 +535,159 @@ def parse_games(text: str, filename: str = "<text>") -> list[ParsedGame]:
     text = _normalize(text)
     long_line = _long_line(text.split("\n"), MAX_RECORD_LINE_CHARS)
     if long_line is not None:
-        raise _long_line_error(filename, long_line, 0, text.split("\n")[long_line - 1])
+        raise _long_line_error(filename, long_line, 0, len(text.split("\n")[long_line - 1]))
     return list(_Parser(text, filename).games())
+
+
+@dataclass(frozen=True)
+class LongLine:
+    """A line over the length limit, in place of its text: its number
+    (1-based) and length in characters."""
+
+    number: int
+    length: int
+
+
+#: A line of a record file as the readers take it: its text (without the
+#: line break), or a :class:`LongLine`.
+Line = str | LongLine
+
+#: what ends a tag (a line holding one may end in a tag section)
+_TAG_END = re.compile(r'"[ \t]*\]')
+
+#: the first line of a game's tags, after a blank line (as :data:`_NEXT_GAME`)
+_GAME_START = re.compile(r'[ \t]*\[[A-Za-z0-9_]+[ \t]+"')
+
+
+def text_lines(text: str, limit: int = MAX_RECORD_LINE_CHARS) -> Iterator[Line]:
+    """The lines of ``text`` (CRLF, CR and LF breaks), the first one over
+    ``limit`` characters as a :class:`LongLine`, and none after it."""
+    for number, line in enumerate(_normalize(text).split("\n"), start=1):
+        if len(line) > limit:
+            yield LongLine(number, len(line))
+            return
+        yield line
 
 
 def read_games(text: str, filename: str = "<text>") -> list[ParsedGame | RecordSyntaxError]:
     """Like :func:`parse_games`, but a broken game becomes its error and
-    reading resumes at the next game: where the error says the next game
-    starts, else at the next tag line after a blank line."""
-    out: list[ParsedGame | RecordSyntaxError] = []
-    lines = _normalize(text).split("\n")
-    long_line = _long_line(lines, MAX_RECORD_LINE_CHARS)
-    too_long = ""
-    if long_line is not None:  # read what comes before it, then say why no more
-        too_long, lines = lines[long_line - 1], lines[: long_line - 1]
-    start = 0  # index into lines of the first line still to read
-    number = 0
-    while start < len(lines):
-        parser = _Parser("\n".join(lines[start:]), filename, first_line=start + 1, number=number)
-        try:
-            out.extend(parser.games())
-            break
-        except RecordSyntaxError as exc:
-            out.append(exc)
-            number = parser.number
-            if exc.resume_line is not None and exc.resume_line - 1 > start:
-                start = exc.resume_line - 1
-            else:
-                start = _next_game_start(lines, max(exc.line, start + 1))
-    if long_line is not None:
-        out.append(_long_line_error(filename, long_line, _games_begun(out), too_long))
-    return out
+    reading resumes at the next game (:func:`iter_games`)."""
+    return list(iter_games(text_lines(text), filename))
 
 
-def _games_begun(read: list[ParsedGame | RecordSyntaxError]) -> int:
-    """The number of the game a cut-off file was in: that of its last
-    item when the cut made that game end early (the error is replaced,
-    the cut explains it), else the next one."""
-    if not read:
-        return 1
-    last = read[-1]
+def iter_games(lines: Iterable[Line], filename: str = "<text>"
+               ) -> Iterator[ParsedGame | RecordSyntaxError]:
+    """Every game of a record file given line by line, a broken game as its
+    error, holding one game's lines at a time (a file of any size reads in
+    bounded memory).  Reading resumes after an error where the error says
+    the next game starts, else at the next tag line after a blank line; a
+    :class:`LongLine` ends the file with its error.
+
+    The file is read in parts, each ending before a tag line that follows a
+    blank line and some movetext: no game can go on past such a line (a
+    comment, variation or movetext reaching it is an error in the whole-file
+    parser too), so the games and errors are those of the whole file."""
+    reader = _PartReader(filename)
+    for line in lines:
+        yield from reader.add(line)
+        if isinstance(line, LongLine):
+            return
+    yield from reader.finish()
+
+
+class _PartReader:
+    """The state of :func:`iter_games` between two lines."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.part: list[str] = []
+        self.first = 1  # the number of part[0]
+        self.number = 0  # of the last game begun
+        self.body = False  # movetext since the part's last tag line
+        self.blank_before = True  # the line before is blank (spaces and tabs)
+        self.empty_before = True  # ... or whitespace only (the resume rule's blank)
+        self.skip_after: int | None = None  # an error's resume: no part before a game after it
+        self.line = 0  # the number of the last line added
+        self.pending: ParsedGame | RecordSyntaxError | None = None  # a cut may replace it
+
+    def _emit(self, items: Iterable[ParsedGame | RecordSyntaxError]
+              ) -> Iterator[ParsedGame | RecordSyntaxError]:
+        for item in items:
+            if self.pending is not None:
+                yield self.pending
+            self.pending = item
+            self.number = item.number if isinstance(item, ParsedGame) else item.game_number
+
+    def add(self, line: Line) -> Iterator[ParsedGame | RecordSyntaxError]:
+        self.line += 1
+        if isinstance(line, LongLine):
+            yield from self._emit(self._part_games(None))
+            game_number, self.pending = _games_begun(self.pending)
+            if self.pending is not None:
+                yield self.pending
+            yield _long_line_error(self.filename, line.number, game_number, line.length)
+            return
+        if self.skip_after is not None:
+            if self.line > self.skip_after and self.empty_before and line.lstrip().startswith("["):
+                self.skip_after, self.part, self.first, self.body = None, [], self.line, False
+        elif self.body and self.blank_before and _GAME_START.match(line):
+            yield from self._emit(self._part_games(line))
+            self.part, self.first, self.body = [], self.line, False
+        if self.skip_after is None:
+            self.part.append(line)
+        stripped = line.strip(" \t")
+        self.blank_before, self.empty_before = not stripped, not line.strip()
+        if stripped.startswith("[") or _TAG_END.search(stripped):
+            self.body = False  # perhaps in a tag section: the next tag may be this game's
+        elif stripped and stripped[0] not in ";%":
+            self.body = True
+
+    def finish(self) -> Iterator[ParsedGame | RecordSyntaxError]:
+        if self.skip_after is None:
+            yield from self._emit(self._part_games(None))
+        if self.pending is not None:
+            yield self.pending
+
+    def _part_games(self, next_line: str | None) -> Iterator[ParsedGame | RecordSyntaxError]:
+        """The games of the part, numbered on.  ``next_line``, the next
+        part's first line, is read after it: a game running into it is
+        reported as in the whole file; no game starts on it."""
+        part, first = self.part, self.first
+        stop = first + len(part) if next_line is not None else None
+        text_lines = part if next_line is None else part + [next_line]
+        start = 0  # index into part of the first line still to read
+        number = self.number
+        while start < len(part):
+            parser = _Parser("\n".join(text_lines[start:]), self.filename,
+                             first_line=first + start, number=number, stop_line=stop)
+            try:
+                yield from parser.games()
+                return
+            except RecordSyntaxError as exc:
+                yield exc
+                number = parser.number
+                if exc.resume_line is not None and exc.resume_line - first > start:
+                    start = exc.resume_line - first
+                    continue
+                after = max(exc.line, first + start)  # the next game starts after this line
+                start = _next_game_start(part, after - first + 1)
+                if start == len(part) and stop is not None and after >= stop:
+                    self.skip_after = after  # not at the next part's first line either
+
+
+def _games_begun(last: ParsedGame | RecordSyntaxError | None
+                 ) -> tuple[int, ParsedGame | RecordSyntaxError | None]:
+    """The number of the game a cut-off file was in, and what of ``last``
+    (the item read before the cut) to keep: when the cut made that game end
+    early, its error is dropped (the cut explains it) and the number is its;
+    else the next one."""
+    if last is None:
+        return 1, None
     if isinstance(last, RecordSyntaxError):
         if "file ends" in last.message:
-            read.pop()
-            return last.game_number
-        return last.game_number + 1
-    return last.number + 1
+            return last.game_number, None
+        return last.game_number + 1, last
+    return last.number + 1, last
 
 
 def _long_line(lines: list[str], limit: int) -> int | None:
@@ -576,9 +695,9 @@ def _long_line(lines: list[str], limit: int) -> int | None:
     return next((n for n, line in enumerate(lines, start=1) if len(line) > limit), None)
 
 
-def _long_line_error(filename: str, line: int, game_number: int, text: str) -> RecordSyntaxError:
+def _long_line_error(filename: str, line: int, game_number: int, length: int) -> RecordSyntaxError:
     return RecordSyntaxError(filename, line, game_number,
-                             f"line {line} is {len(text)} characters long, over the limit of "
+                             f"line {line} is {length} characters long, over the limit of "
                              f"{MAX_RECORD_LINE_CHARS}: the file is not read from there on")
 
 

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from arbiter.clock import TimeControl, TimeControlError
 from arbiter.games import (
     RESULTS,
     Color,
@@ -45,6 +46,8 @@ from arbiter.pgn import (
     MAX_RECORD_GAMES,
     MAX_TAGS,
     UNFINISHED,
+    Line,
+    LongLine,
     MoveData,
     ParsedGame,
     ParsedMove,
@@ -52,6 +55,7 @@ from arbiter.pgn import (
     comment_text,
     escape_tag_value,
     format_move_comment,
+    format_seconds,
     is_number,
     parse_games,
     read_games,
@@ -60,10 +64,11 @@ from arbiter.record import GameRecord, MatchTermination, Ply, Score
 
 __all__ = [
     "LINE_WIDTH", "TAG_ORDER", "RECORD_TAGS", "ParsedGame", "ParsedMove", "MoveData",
-    "RecordSyntaxError", "ReplayReport", "write_game", "write_games", "append_game",
+    "RecordSyntaxError", "ReplayReport", "write_game", "write_games", "append_game", "jsonl_line",
     "record_tags", "write_jsonl", "parse_jsonl", "read_jsonl", "parse_games", "read_games",
     "replay", "syntax_report", "position_at", "to_record", "context_tags",
-    "parsed_from_record", "round_label",
+    "parsed_from_record", "round_label", "export_tags", "pgn_time_control", "START_TAG",
+    "TAGS_KEY",
 ]
 
 #: Longest movetext line (PGN export format's limit).
@@ -76,12 +81,14 @@ SEVEN_TAG_ROSTER = ("Event", "Site", "Date", "Round", "White", "Black", "Result"
 #: listed here follow in the order given.
 TAG_ORDER = SEVEN_TAG_ROSTER + (
     "Game",
-    "SetUp",
-    "FEN",
+    "StartPosition",
     "PlyCount",
     "TimeControl",
     "WhiteTimeControl",
     "BlackTimeControl",
+    "ArbiterTimeControl",
+    "WhiteArbiterTimeControl",
+    "BlackArbiterTimeControl",
     "Termination",
     "GameStartTime",
     "GameEndTime",
@@ -89,8 +96,18 @@ TAG_ORDER = SEVEN_TAG_ROSTER + (
     "BlackEngine",
 )
 
-#: Tags computed from the record; a caller cannot override them.
-RECORD_TAGS = frozenset(TAG_ORDER) - {"Event", "Site", "Date", "Round"}
+#: The tag of the position string a game started from (``specs/records.md``
+#: §3): not ``FEN``, which chess readers parse as a chess position and, when
+#: they cannot, skip the whole game.
+START_TAG = "StartPosition"
+
+#: The old form of the start position (``SetUp "1"`` and ``FEN``), still read.
+LEGACY_START_TAGS = ("SetUp", "FEN")
+
+#: Tags computed from the record; a caller cannot override them (the old
+#: start-position tags included, so that an old file's stay out of the extras).
+RECORD_TAGS = (frozenset(TAG_ORDER) | frozenset(LEGACY_START_TAGS)) - {
+    "Event", "Site", "Date", "Round"}
 
 #: Match terminations (``specs/records.md`` §Replay) after which the side to
 #: move when the game stopped is the one that lost: it failed to produce a
@@ -142,8 +159,29 @@ def round_label(round_number: int, seq: int, games_per_round: int) -> str:
     return f"{round_number}.{seq - (round_number - 1) * games_per_round + 1}"
 
 
-def _time_control_text(tc: Any) -> str:
-    return "?" if tc is None else str(tc)
+def pgn_time_control(text: str | None) -> str:
+    """Our time control (``specs/match.md``) in PGN's ``TimeControl`` syntax
+    (``specs/records.md`` §3): the clock, ``moves/seconds+increment`` or
+    ``seconds+increment`` with whole seconds (PGN's unit) and the increment
+    as written; ``-`` when there is no clock (``inf``, ``depth=``,
+    ``nodes=``); ``?`` when unknown or when PGN has no form for it (``st=``,
+    a base time that is not whole seconds)."""
+    if text is None:
+        return "?"
+    try:
+        tc = TimeControl.parse(text)
+    except TimeControlError:
+        return "?"
+    if tc.base_ms is None:
+        return "?" if tc.movetime_ms is not None else "-"
+    if tc.base_ms % 1000:
+        return "?"
+    pgn = str(tc.base_ms // 1000)
+    if tc.moves:
+        pgn = f"{tc.moves}/{pgn}"
+    if tc.inc_ms:
+        pgn += "+" + format_seconds(tc.inc_ms).removesuffix("s")
+    return pgn
 
 
 def record_tags(record: GameRecord, tags: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
@@ -170,15 +208,9 @@ def record_tags(record: GameRecord, tags: Mapping[str, str] | None = None) -> li
         "Game": record.game,
     }
     if record.fen:
-        values["SetUp"] = "1"
-        values["FEN"] = record.fen
+        values[START_TAG] = record.fen
     values["PlyCount"] = str(len(record.opening_moves) + len(record.moves))
-    white_tc, black_tc = _time_controls(record)
-    if white_tc == black_tc:
-        values["TimeControl"] = white_tc
-    else:
-        values["WhiteTimeControl"] = white_tc
-        values["BlackTimeControl"] = black_tc
+    values.update(_time_control_tags(record))
     values["Termination"] = record.termination
     if record.start_time:
         values["GameStartTime"] = record.start_time
@@ -193,9 +225,23 @@ def record_tags(record: GameRecord, tags: Mapping[str, str] | None = None) -> li
     return ordered + list(given.items())
 
 
-def _time_controls(record: GameRecord) -> tuple[str, str]:
+def _time_control_tags(record: GameRecord) -> dict[str, str]:
+    """``TimeControl`` in PGN's syntax, ``ArbiterTimeControl`` in ours (left
+    out when unknown); ``White...``/``Black...`` pairs when the sides differ."""
     tc = record.time_control or {}
-    return _time_control_text(tc.get("white")), _time_control_text(tc.get("black"))
+    white, black = tc.get("white"), tc.get("black")
+    tags: dict[str, str] = {}
+    if white == black:
+        tags["TimeControl"] = pgn_time_control(white)
+        if white is not None:
+            tags["ArbiterTimeControl"] = str(white)
+        return tags
+    tags["WhiteTimeControl"] = pgn_time_control(white)
+    tags["BlackTimeControl"] = pgn_time_control(black)
+    for side, value in (("White", white), ("Black", black)):
+        if value is not None:
+            tags[f"{side}ArbiterTimeControl"] = str(value)
+    return tags
 
 
 def _full_names(record: GameRecord) -> tuple[str | None, str | None]:
@@ -258,28 +304,62 @@ def wrap_tokens(units: Sequence[str], width: int = LINE_WIDTH) -> list[str]:
 
 
 def write_game(record: GameRecord, tags: Mapping[str, str] | None = None) -> str:
-    """One game as text, ending with a newline (no blank line after it)."""
+    """One game as text, ending with a blank line (``specs/records.md`` §2):
+    games are only ever concatenated, so ``cat a.pgn b.pgn`` is a record file
+    (PGN readers end a game's movetext at a blank line)."""
     head = [f'[{name} "{escape_tag_value(value)}"]' for name, value in record_tags(record, tags)]
-    return "\n".join(head + [""] + wrap_tokens(movetext_tokens(record))) + "\n"
+    return "\n".join(head + [""] + wrap_tokens(movetext_tokens(record))) + "\n\n"
 
 
 def write_games(games: Iterable[tuple[GameRecord, Mapping[str, str] | None]]) -> str:
-    """Several games, separated by one blank line."""
-    return "\n".join(write_game(record, tags) for record, tags in games)
+    """Several games, one after the other (each ends with its blank line)."""
+    return "".join(write_game(record, tags) for record, tags in games)
 
 
 def append_game(path: str | Path, record: GameRecord, tags: Mapping[str, str] | None = None) -> None:
     """Append one game to a record file (``--pgn FILE``), as each game ends.
 
-    A blank line separates it from the game before; the text is written with
-    one ``write`` call on a file opened for appending, so a concurrent reader
-    sees whole games or a truncated last game, which the parser reports."""
-    path = Path(path)
-    text = write_game(record, tags)
-    with open(path, "a", encoding="utf-8", newline="\n") as out:
-        if out.tell() > 0:
-            text = "\n" + text
+    The text is written with one ``write`` call on a file opened for
+    appending, so a concurrent reader sees whole games or a truncated last
+    game, which the parser reports.  A file that does not end with a blank
+    line (written by hand, or by an arbiter before games ended with one)
+    gets the line breaks it lacks first."""
+    text = write_game(record, tags).encode("utf-8")
+    with open(path, "a+b") as out:
+        size = out.seek(0, 2)
+        if size:
+            out.seek(max(size - 2, 0))
+            tail = out.read(2)
+            if tail.endswith(b"\n\n") or tail == b"\n":  # a blank line, or a file of one
+                missing = b""
+            else:
+                missing = b"\n" if tail.endswith(b"\n") else b"\n\n"
+            text = missing + text
         out.write(text)
+
+
+#: The key of a stored record dict holding the tags an imported game came
+#: with, so that exporting it again gives back the same tags.
+TAGS_KEY = "tags"
+
+
+def round_tag(tournament: dict[str, Any], row: dict[str, Any]) -> str:
+    """The Round tag of a stored game (``specs/records.md`` §3)."""
+    config = tournament.get("config") or {}
+    rounds = config.get("rounds") or 1
+    per_round = (tournament.get("total_games") or 0) // rounds
+    return round_label(row["round"], row["seq"], per_round)
+
+
+def export_tags(tournament: dict[str, Any], row: dict[str, Any]) -> dict[str, str]:
+    """The tags a stored game does not hold in its record: Event (the
+    tournament's name), Site (unknown), Round; an imported game keeps its own
+    (the same text that ``tournament --pgn`` appends)."""
+    stored = row["record"].get(TAGS_KEY)
+    if isinstance(stored, dict):
+        return {str(k): str(v) for k, v in stored.items()}
+    return {"Event": tournament.get("name") or "?", "Site": "?",
+            "Round": round_tag(tournament, row)}
 
 
 # --------------------------------------------------------------------------
@@ -287,14 +367,21 @@ def append_game(path: str | Path, record: GameRecord, tags: Mapping[str, str] | 
 # --------------------------------------------------------------------------
 
 
+def jsonl_line(record: GameRecord, tags: Mapping[str, str] | None = None,
+               tournament: Mapping[str, Any] | None = None) -> str:
+    """One game as a JSONL line (with its newline): ``{"record": ...,
+    "tags": ..., "tournament": {"id": N, "name": ...}}``, ``tags`` the pairs
+    the PGN form writes, ``tournament`` (left out when None) the one the game
+    was stored in, so that an import keeps tournaments apart."""
+    line: dict[str, Any] = {"tags": dict(record_tags(record, tags)), "record": record.to_dict()}
+    if tournament is not None:
+        line["tournament"] = {"id": tournament["id"], "name": tournament["name"]}
+    return json.dumps(line, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
 def write_jsonl(games: Iterable[tuple[GameRecord, Mapping[str, str] | None]]) -> str:
-    """One JSON object per line: ``{"tags": {...}, "record": record.to_dict()}``
-    with ``tags`` the same pairs the PGN form writes."""
-    lines = []
-    for record, tags in games:
-        line = {"tags": dict(record_tags(record, tags)), "record": record.to_dict()}
-        lines.append(json.dumps(line, sort_keys=True, ensure_ascii=False, separators=(",", ":")))
-    return "".join(line + "\n" for line in lines)
+    """Several games as JSONL lines (:func:`jsonl_line`, without ``tournament``)."""
+    return "".join(jsonl_line(record, tags) for record, tags in games)
 
 
 #: Longest line of a JSONL record file, in characters: one line holds a whole
@@ -304,44 +391,59 @@ def write_jsonl(games: Iterable[tuple[GameRecord, Mapping[str, str] | None]]) ->
 MAX_JSONL_LINE_CHARS = 4 << 20
 
 
+def jsonl_text_lines(text: str) -> Iterator[Line]:
+    """The lines of a JSONL text (LF breaks only: JSON strings may hold
+    U+2028 and the like raw), each one over :data:`MAX_JSONL_LINE_CHARS`
+    as a :class:`~arbiter.pgn.LongLine`."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        yield LongLine(number, len(line)) if len(line) > MAX_JSONL_LINE_CHARS else line
+
+
 def read_jsonl(text: str, filename: str) -> list[ParsedGame | RecordSyntaxError]:
-    """Every record of a JSONL file as a parsed game (its moves, tags and
-    closing comment as the PGN form would give them, every line number the
-    JSONL line) so that :func:`replay` checks it; a malformed line becomes
-    its error.  :func:`to_record` gives back the whole stored record."""
-    out: list[ParsedGame | RecordSyntaxError] = []
+    """Every record of a JSONL text (:func:`iter_jsonl`)."""
+    return list(iter_jsonl(jsonl_text_lines(text), filename))
+
+
+def iter_jsonl(lines: Iterable[Line], filename: str) -> Iterator[ParsedGame | RecordSyntaxError]:
+    """Every record of a JSONL file given line by line, as a parsed game (its
+    moves, tags and closing comment as the PGN form would give them, every
+    line number the JSONL line) so that :func:`replay` checks it; a malformed
+    line, or a :class:`~arbiter.pgn.LongLine`, becomes its error.
+    :func:`to_record` gives back the whole stored record."""
     number = 0
-    # split on LF only: JSON strings may hold U+2028 and the like raw
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+    for lineno, line in enumerate(lines, start=1):
+        if isinstance(line, str) and not line.strip():
             continue
         number += 1
         if number > MAX_RECORD_GAMES:
-            out.append(RecordSyntaxError(filename, lineno, number, f"more than {MAX_RECORD_GAMES} "
-                                         "games in the file (the limit): the rest is not read"))
-            break
-        if len(line) > MAX_JSONL_LINE_CHARS:
-            out.append(RecordSyntaxError(filename, lineno, number, f"line {lineno} is {len(line)} "
-                                         f"characters long, over the limit of {MAX_JSONL_LINE_CHARS}"))
+            yield RecordSyntaxError(filename, lineno, number, f"more than {MAX_RECORD_GAMES} "
+                                    "games in the file (the limit): the rest is not read")
+            return
+        if isinstance(line, LongLine):
+            yield RecordSyntaxError(filename, lineno, number, f"line {lineno} is {line.length} "
+                                    f"characters long, over the limit of {MAX_JSONL_LINE_CHARS}")
             continue
-        try:
-            data = json.loads(line)
-            if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
-                raise ValueError('expected an object with a "record" object')
-            tags = data.get("tags", {})
-            if not isinstance(tags, dict) or not all(
-                    isinstance(k, str) and isinstance(v, str) for k, v in tags.items()):
-                raise ValueError('"tags" must map names to strings')
-            if len(tags) > MAX_TAGS:
-                raise ValueError(f'more than {MAX_TAGS} "tags" (the limit)')
-            record = GameRecord.from_dict(data["record"])
-            _check_record_types(record)
-            parsed = parsed_from_record(record, tags, filename, number, lineno)
-        except Exception as exc:  # any malformed line: its error, never a traceback
-            out.append(RecordSyntaxError(filename, lineno, number, f"bad JSONL record: {exc}"))
-            continue
-        out.append(parsed)
-    return out
+        yield _jsonl_game(line, filename, number, lineno)
+
+
+def _jsonl_game(line: str, filename: str, number: int, lineno: int) -> ParsedGame | RecordSyntaxError:
+    try:
+        data = json.loads(line)
+        if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
+            raise ValueError('expected an object with a "record" object')
+        tags = data.get("tags", {})
+        if not isinstance(tags, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in tags.items()):
+            raise ValueError('"tags" must map names to strings')
+        if len(tags) > MAX_TAGS:
+            raise ValueError(f'more than {MAX_TAGS} "tags" (the limit)')
+        record = GameRecord.from_dict(data["record"])
+        _check_record_types(record)
+        parsed = parsed_from_record(record, tags, filename, number, lineno)
+        parsed.source_tournament = _source_tournament(data.get("tournament"))
+    except Exception as exc:  # any malformed line: its error, never a traceback
+        return RecordSyntaxError(filename, lineno, number, f"bad JSONL record: {exc}")
+    return parsed
 
 
 def parse_jsonl(text: str, filename: str = "<text>") -> list[tuple[GameRecord, dict[str, str]]]:
@@ -353,6 +455,16 @@ def parse_jsonl(text: str, filename: str = "<text>") -> list[tuple[GameRecord, d
             raise item
         games.append((item.source_record, context_tags(item)))
     return games
+
+
+def _source_tournament(value: Any) -> tuple[int, str] | None:
+    """A JSONL line's ``tournament`` as (id, name); ValueError when malformed."""
+    if value is None:
+        return None
+    if (not isinstance(value, dict) or not isinstance(value.get("id"), int)
+            or not isinstance(value.get("name"), str)):
+        raise ValueError('"tournament" must be an object with an integer "id" and a string "name"')
+    return value["id"], value["name"]
 
 
 def _check_record_types(record: GameRecord) -> None:
@@ -486,20 +598,28 @@ def _resolve_game(parsed: ParsedGame) -> Game:
 
 
 def _start(parsed: ParsedGame, game: Game) -> Position:
-    fen = parsed.tags.get("FEN")
-    setup = parsed.tags.get("SetUp")
+    """The start position: ``StartPosition``, or the old form ``FEN`` (with
+    ``SetUp``, checked as PGN has it), or the game's start."""
+    tags, lines = parsed.tags, parsed.tag_lines
+    if START_TAG in tags and "FEN" in tags:
+        raise _Bad("tag", lines["FEN"], f"tags {START_TAG} (line {lines[START_TAG]}) and FEN "
+                   "both give a start position: give one")
+    name = START_TAG if START_TAG in tags else "FEN"
+    fen = tags.get(name)
+    setup = tags.get("SetUp")
     if setup is not None and setup not in ("0", "1"):
-        raise _Bad("tag", parsed.tag_lines["SetUp"], f'tag SetUp must be "0" or "1", not {setup!r}')
+        raise _Bad("tag", lines["SetUp"], f'tag SetUp must be "0" or "1", not {setup!r}')
     if fen is None:
         if setup == "1":
-            raise _Bad("tag", parsed.tag_lines["SetUp"], 'tag SetUp is "1" but there is no FEN tag')
+            raise _Bad("tag", lines["SetUp"],
+                       f'tag SetUp is "1" but there is no {START_TAG} (or FEN) tag')
         return game.start()
     if setup == "0":
-        raise _Bad("tag", parsed.tag_lines["SetUp"], 'tag SetUp is "0" but a FEN tag is given')
+        raise _Bad("tag", lines["SetUp"], f'tag SetUp is "0" but a {name} tag is given')
     try:
         return game.from_fen(fen)
     except GameError as exc:
-        raise _Bad("tag", parsed.tag_lines["FEN"], f"tag FEN: {exc}") from None
+        raise _Bad("tag", lines[name], f"tag {name}: {exc}") from None
 
 
 def _replay(parsed: ParsedGame) -> tuple[Game, Position, Position, list[str]]:
@@ -674,13 +794,14 @@ def to_record(parsed: ParsedGame) -> GameRecord:
     message otherwise).  Moves become canonical; an unfinished game (``*``)
     cannot become a record.  What the text does not hold stays empty: clock,
     nodes, pv, engine-reported time, engine authors; a move without our
-    comment has time 0 (``specs/records.md`` §Reading)."""
-    if parsed.result == UNFINISHED:
-        raise ValueError(f"{parsed.where(parsed.result_line)}: an unfinished game (*) is not a record")
+    comment has time 0 (``specs/records.md`` §Reading).  The message is
+    :func:`replay`'s error when the game does not replay OK."""
     try:
         game, start, final, canonical = _replay(parsed)
     except _Bad as bad:
         raise ValueError(f"{parsed.where(bad.line)}: {bad.message}") from None
+    if parsed.result == UNFINISHED:
+        raise ValueError(f"{parsed.where(parsed.result_line)}: an unfinished game (*) is not a record")
     if parsed.source_record is not None:
         return parsed.source_record
     tags = parsed.tags
@@ -703,7 +824,7 @@ def to_record(parsed: ParsedGame) -> GameRecord:
         result=parsed.result,
         termination=termination,
         termination_detail=parsed.closing_comment or "",
-        fen=tags.get("FEN"),
+        fen=tags.get(START_TAG, tags.get("FEN")),
         opening_moves=canonical[:book],
         moves=moves,
         time_control=_record_time_control(tags),
@@ -731,7 +852,12 @@ def _record_termination(tag: str | None, final: Position) -> str:
 
 
 def _record_time_control(tags: Mapping[str, str]) -> dict[str, str]:
-    both = tags.get("TimeControl")
-    values = {"white": tags.get("WhiteTimeControl", both), "black": tags.get("BlackTimeControl", both)}
-    return {side: tc for side, tc in values.items() if tc not in (None, "?")}
+    """Our forms when the ``...ArbiterTimeControl`` tags are there, else the
+    PGN ones (an old file's, or a hand-written one's), ``?`` and ``-`` unknown."""
+    prefix = "Arbiter" if any(f"{side}ArbiterTimeControl" in tags
+                              for side in ("", "White", "Black")) else ""
+    both = tags.get(f"{prefix}TimeControl")
+    values = {"white": tags.get(f"White{prefix}TimeControl", both),
+              "black": tags.get(f"Black{prefix}TimeControl", both)}
+    return {side: tc for side, tc in values.items() if tc not in (None, "?", "-")}
 

@@ -633,3 +633,21 @@ class Store:
     def events(self, tournament_id: int) -> list[dict[str, Any]]:
         return self._rows("events", "select * from events where tournament = ? order by id",
                           [tournament_id])
+
+    def iter_games(self, tournament_id: int) -> Iterator[dict[str, Any]]:
+        """The tournament's finished games in schedule order, one row at a
+        time (``id``, ``key``, ``seq``, ``round`` and the complete ``record``, its
+        moves put back from ``move_data``: :func:`game_record`),
+        so that reading every game (``arbiter export``) holds one game in
+        memory, whatever the database's size."""
+        with self._lock:
+            cursor = self.db.conn.execute(
+                "select id, key, seq, round, record, move_data from games where tournament = ? "
+                "order by seq, id", [tournament_id])
+        while True:
+            with self._lock:
+                row = cursor.fetchone()
+            if row is None:
+                return
+            yield {"id": row[0], "key": row[1], "seq": row[2], "round": row[3],
+                   "record": game_record({"record": row[4], "move_data": row[5]})}

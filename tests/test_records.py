@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from arbiter import records
 from arbiter.games import GAME_NAMES, Color, IllegalMoveError, get_game
 from arbiter.pgn import format_score, format_seconds, parse_move_comment, parse_score
-from arbiter.record import GameRecord, Ply
+from arbiter.record import GameRecord, Ply, Score
 
 DATA = Path(__file__).parent / "data" / "records"
 HANDWRITTEN = DATA / "handwritten.pgn"
@@ -67,7 +67,7 @@ def _random_record(name: str, seed: int, book: int, from_fen_after: int,
         move = rng.choice(sorted(position.legal_moves()))
         played.append((move, position.to_move))
         position = position.play(move)
-    moves = [Ply(move, color.value, rng.randint(0, 5000), score=rng.choice(SCORES),
+    moves = [Ply(move, color.value, rng.randint(0, 5000), score=_score(rng.choice(SCORES)),
                         depth=rng.choice([None, rng.randint(1, 30)])) for move, color in played]
     outcome = position.outcome()
     if stop_early or outcome is None:
@@ -85,6 +85,10 @@ def _random_record(name: str, seed: int, book: int, from_fen_after: int,
         opening_moves=[m.move for m in moves[:book]], moves=moves[book:], time_control=tc,
         start_time="2024-05-01T10:22:03.118Z", end_time="2024-05-01T10:23:00.001Z",
         white_id={"name": "Engine One 1.0"}, black_id={})
+
+
+def _score(text: str | None) -> Score | None:
+    return None if text is None else Score.parse(text)
 
 
 def sample_records() -> list[tuple[GameRecord, dict[str, str]]]:
@@ -519,9 +523,196 @@ def test_export_errors(tmp_path):
 
 
 def test_a_device_or_pipe_is_refused_before_it_is_read():
-    """specs/records.md §5 (bounds): a record file is read whole, so what has no
-    size to check first (``/dev/zero``) is refused at once, exit 2, by name."""
+    """specs/records.md §5 (bounds): only regular files are read (an import
+    reads its file twice), so ``/dev/zero`` is refused at once, exit 2, by name."""
     for command in (["replay"], ["show", "--game", "1"], ["import"]):
         result = invoke(*command, "/dev/zero")
         assert result.returncode == 2, (command, result.stdout, result.stderr)
         assert "/dev/zero: not a regular file" in result.stderr
+
+
+# --- the tags other readers need (the python-chess test: tests/test_pgn_readers.py) ------------
+
+
+def test_position_string_is_in_start_position_and_the_old_fen_form_still_reads():
+    """specs/records.md §3: ``StartPosition``, never ``FEN``/``SetUp`` (a
+    chess reader would parse them as chess); a file of the old form reads."""
+    record = random_record("atoll", 5, book=0, from_fen_after=3)
+    text = records.write_game(record)
+    assert f'[StartPosition "{record.fen}"]' in text
+    assert "[FEN " not in text and "[SetUp " not in text
+    old = text.replace("[StartPosition ", '[SetUp "1"]\n[FEN ')
+    [game] = records.parse_games(old, "old.pgn")
+    assert records.replay(game).ok and records.to_record(game).fen == record.fen
+    assert records.write_game(records.to_record(game), records.context_tags(game)) == text
+    both = text.replace("[StartPosition ", f'[FEN "{record.fen}"]\n[StartPosition ')
+    report = records.replay(records.parse_games(both, "both.pgn")[0])
+    assert not report.ok and report.error is not None
+    assert "StartPosition (line" in report.error and "give one" in report.error
+
+
+def test_time_controls_keep_our_form_beside_pgns():
+    """specs/records.md §3: TimeControl in PGN's syntax, ArbiterTimeControl
+    ours; an old file (our form in TimeControl) reads back the same."""
+    record = random_record("troll", 1)
+    record.time_control = {"white": "st=2", "black": "0.5+0.05"}
+    text = records.write_game(record)
+    for line in ('[WhiteTimeControl "?"]', '[BlackTimeControl "?"]',
+                 '[WhiteArbiterTimeControl "st=2"]', '[BlackArbiterTimeControl "0.5+0.05"]'):
+        assert line in text
+    [game] = records.parse_games(text, "x")
+    assert records.to_record(game).time_control == record.time_control
+    record.time_control = {"white": "depth=3", "black": "depth=3"}
+    text = records.write_game(record)
+    assert '[TimeControl "-"]' in text and '[ArbiterTimeControl "depth=3"]' in text
+    old = text.replace('[TimeControl "-"]\n[ArbiterTimeControl "depth=3"]', '[TimeControl "depth=3"]')
+    [game] = records.parse_games(old, "old.pgn")
+    assert records.to_record(game).time_control == record.time_control
+    record.time_control = {}
+    assert '[TimeControl "?"]' in records.write_game(record)
+    assert "ArbiterTimeControl" not in records.write_game(record)
+
+
+def test_every_game_ends_with_a_blank_line_so_files_concatenate(tmp_path):
+    """specs/records.md §2: ``cat a.pgn b.pgn`` reads as the games of both,
+    and appending to a file without the blank line (an old one) adds it."""
+    games = sample_records()
+    first, second = records.write_games(games[:3]), records.write_games(games[3:])
+    assert first.endswith("1-0\n\n") or first.endswith("0-1\n\n") or first.endswith("2\n\n")
+    both = records.parse_games(first + second, "both.pgn")
+    assert [records.to_record(g).to_dict() for g in both] == [
+        records.to_record(g).to_dict() for g in records.parse_games(records.write_games(games), "x")]
+    old = tmp_path / "old.pgn"
+    old.write_text(first.rstrip("\n") + "\n")  # the old form: no blank line at the end
+    records.append_game(old, *games[3])
+    assert old.read_text() == first + records.write_game(*games[3])
+    bare = tmp_path / "bare.pgn"
+    bare.write_text(first.rstrip("\n"))
+    records.append_game(bare, *games[3])
+    assert bare.read_text() == old.read_text()
+
+
+# --- reading files in bounded memory -------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(["a", "é", "€", "\r", "\n", "\r\n", "\n\n", "[T \"v\"]", " "]),
+                       max_size=40),
+       limit=st.integers(1, 12), block=st.integers(1, 9), jsonl=st.booleans())
+def test_a_file_read_by_blocks_gives_the_lines_of_its_text(tmp_path_factory, pieces, limit, block,
+                                                            jsonl):
+    """specs/records.md §2: CRLF, CR and LF (LF only in JSONL) whatever the
+    blocks the file is read in; a line over the limit as its length only."""
+    from arbiter.pgn import LongLine
+    from arbiter.recordfile import file_lines
+
+    text = "".join(pieces)
+    path = tmp_path_factory.mktemp("lines") / "f.txt"
+    path.write_bytes(text.encode("utf-8"))
+    lines = (text if jsonl else text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    expected = [LongLine(n, len(s)) if len(s) > limit else s for n, s in enumerate(lines, 1)]
+    assert list(file_lines(str(path), limit, jsonl=jsonl, block=block)) == expected
+
+
+def test_not_utf8_names_line_and_byte_of_the_file(tmp_path):
+    from arbiter.recordfile import RecordFileError, file_lines
+
+    path = tmp_path / "x.pgn"
+    path.write_bytes(b"[Event \"a\"]\r\n\r\n1. d5 \xff *\n")
+    with pytest.raises(RecordFileError, match=r"x.pgn:3: not UTF-8 text \(invalid start byte at byte 21\)"):
+        list(file_lines(str(path), 100, block=4))
+
+
+SNIPPETS = [
+    '[Event "a"]\n[Game "troll"]\n\n1. d5 {0.1s} e4 1-0\n', "\n", '[Result "*"]\n', "1. a1 *\n",
+    "{unclosed\n", "(open\n", ")\n", '[Bad "x]\n', "; note\n", "% escape\n", "1-0\n", "0-1 ",
+    '[Event "b"]\n', "\n\n", "d5 {a\n\nb} *\n", '[Site "c"]\n\n[Round "1"]\n', "} \n", "[ x\n",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(SNIPPETS), max_size=14))
+def test_reading_in_parts_gives_the_whole_files_games_and_errors(pieces):
+    """specs/records.md §5: a file read one game's lines at a time gives the
+    verdicts of the whole file read at once (the whole-file parser, which
+    stops at the first error, agrees where it reads)."""
+    from arbiter.pgn import _Parser, iter_games, text_lines
+
+    text = "".join(pieces)
+    parts = list(iter_games(text_lines(text), "f.pgn"))
+    whole: list[records.ParsedGame | records.RecordSyntaxError]
+    try:
+        whole = list(_Parser(text, "f.pgn").games())
+    except records.RecordSyntaxError as exc:
+        first_error = next(i for i, item in enumerate(parts) if isinstance(item, records.RecordSyntaxError))
+        assert str(parts[first_error]) == str(exc)
+        whole = parts[:first_error]
+    else:
+        assert not any(isinstance(item, records.RecordSyntaxError) for item in parts)
+    assert [(g.number, g.line, g.tags, [m.text for m in g.moves], g.result, g.closing_comment)
+            for g in whole if isinstance(g, records.ParsedGame)] == [
+        (g.number, g.line, g.tags, [m.text for m in g.moves], g.result, g.closing_comment)
+        for g in parts[:len(whole)] if isinstance(g, records.ParsedGame)]
+
+
+def test_files_read_from_disk_give_the_verdicts_of_their_text():
+    from arbiter.recordfile import file_games
+
+    for path in (HANDWRITTEN, BAD_GAMES):
+        from_disk = [str(i) if isinstance(i, records.RecordSyntaxError) else records.replay(i).summary()
+                     for i in file_games(str(path))]
+        from_text = [str(i) if isinstance(i, records.RecordSyntaxError) else records.replay(i).summary()
+                     for i in records.read_games(path.read_text(), str(path))]
+        assert from_disk == from_text and len(from_disk) >= 5
+
+
+# --- import: tournaments apart, no game twice ----------------------------------------------------
+
+
+def tournaments_of(db: Path) -> list[tuple]:
+    connection = sqlite3.connect(db)
+    try:
+        return connection.execute(
+            "select t.name, t.game, t.total_games, count(g.id) from tournaments t "
+            "left join games g on g.tournament = t.id group by t.id order by t.id").fetchall()
+    finally:
+        connection.close()
+
+
+def test_jsonl_import_keeps_tournaments_apart_and_never_stores_a_game_twice(tmp_path):
+    """specs/records.md §9: an export of several tournaments (two of them
+    alike: same game, same engines, same name) imports as as many
+    tournaments; a game already in the database, or earlier in the file, is
+    not stored again; a file whose games are all there is refused."""
+    source = tmp_path / "source.db"
+    for game in ("troll", "troll", "morris"):
+        run = invoke("match", game, RANDOM, GREEDY, "--games", "2", "--tc", "depth=1", "--new",
+                     "--db", source, "--plain")
+        assert run.returncode == 0, run.stderr
+    assert invoke("export", "--db", source, "--format", "jsonl", "--out", tmp_path / "all.jsonl"
+                  ).returncode == 0
+    fresh = tmp_path / "fresh.db"
+    imported = invoke("import", tmp_path / "all.jsonl", "--db", fresh)
+    assert imported.returncode == 0, imported.stderr
+    assert tournaments_of(fresh) == [(name, game, 2, 2) for name, game, *_ in tournaments_of(source)]
+    assert len(tournaments_of(fresh)) == 3
+    assert invoke("export", "--db", fresh).stdout == invoke("export", "--db", source).stdout
+    for db in (fresh, source):  # imported there, or played there
+        again = invoke("import", tmp_path / "all.jsonl", "--db", db)
+        assert again.returncode == 1 and "already imported" in again.stderr
+        assert sum(row[3] for row in tournaments_of(db)) == 6
+    # one tournament's games first, then the whole export: only the others are new
+    one = tmp_path / "one.jsonl"
+    assert invoke("export", "--db", source, "--tournament", "2", "--format", "jsonl", "--out", one
+                  ).returncode == 0
+    other = tmp_path / "other.db"
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(one.read_text() * 2)  # a game given twice in one file is stored once
+    assert invoke("import", twice, "--db", other).returncode == 0
+    assert [row[3] for row in tournaments_of(other)] == [2]
+    rest = invoke("import", tmp_path / "all.jsonl", "--db", other)
+    assert rest.returncode == 0, rest.stderr
+    assert "2 game(s) of" in rest.stdout and "not imported again" in rest.stdout
+    assert sorted(row[3] for row in tournaments_of(other)) == [2, 2, 2]

@@ -178,7 +178,7 @@ def test_pgn_download_is_the_export(client, db):
         assert response.headers["content-type"].startswith("application/x-chess-pgn")
         assert "attachment" in response.headers["content-disposition"]
         texts.append(response.text)
-    assert "\n".join(texts) == invoke("export", "--db", db, "--tournament", "1").stdout
+    assert "".join(texts) == invoke("export", "--db", db, "--tournament", "1").stdout
 
 
 def test_engine_games_across_tournaments(client):

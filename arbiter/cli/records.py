@@ -1,30 +1,30 @@
 """Record commands: ``export``, ``replay``, ``show``, ``import`` (``specs/records.md``).
 
-The text format itself is :mod:`arbiter.records`; this module adds the files
-and the database: which games a tournament holds, in which order, with which
-Event/Site/Round tags, and how an imported file becomes a tournament whose
-games count in ``standings``.
+The text format itself is :mod:`arbiter.records`, files on disk
+:mod:`arbiter.recordfile`, the import's two passes :mod:`arbiter.record_import`;
+this module adds the commands: which games a tournament holds, in which order,
+streamed out of the database (``export``), and what each command says.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sqlite3
-import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import typer
 
 from arbiter import records
 from arbiter.games import Position
-from arbiter.pgn import is_number
 from arbiter.record import GameRecord
-from arbiter.records import ParsedGame, RecordSyntaxError, ReplayReport
-from arbiter.store import DEFAULT_DB, FINISHED, Store, StoreError, explain
+from arbiter.record_import import ImportedGame, Importer
+from arbiter.recordfile import RecordFileError, check_file, file_games
+from arbiter.records import ParsedGame, RecordSyntaxError, ReplayReport, export_tags
+from arbiter.store import DEFAULT_DB, Store, StoreError, explain
 
 from .app import app, fail
 
@@ -34,76 +34,28 @@ EXIT_BAD_GAME = 1
 #: exit status of ``import`` when the database failed (nothing is imported then)
 EXIT_NOT_STORED = 1
 
-#: ``tournaments.format`` of a tournament made by ``arbiter import``
-IMPORTED_FORMAT = "imported"
 
-#: the key of a stored record dict holding the tags an imported game came
-#: with, so that exporting it again gives back the same tags
-TAGS_KEY = "tags"
 
 
 # --- reading files -------------------------------------------------------------------
 
 
-#: Largest record file read (bytes).  A file is read whole before its games
-#: are checked, so this bounds the memory a typo (``/dev/zero``, a disk image)
-#: can cost; an export of 100,000 games is about 300 MB.
-MAX_RECORD_FILE_BYTES = 1 << 30
-
-
-def read_text(path: str) -> str:
-    """The file's text, or ``fail()`` saying why it cannot be read: not a
-    regular file (a device or a pipe has no size to check first), or over
-    :data:`MAX_RECORD_FILE_BYTES`."""
+def games_of(path: str, hasher: Any = None) -> Iterator[ParsedGame | RecordSyntaxError]:
+    """Every game of a PGN-like or JSONL file, one at a time (a broken one
+    as its error), or ``fail()`` saying why the file cannot be read."""
     try:
-        info = os.stat(path)
-        if stat.S_ISREG(info.st_mode) and info.st_size > MAX_RECORD_FILE_BYTES:
-            fail(f"{path}: {info.st_size} bytes, over the limit of {MAX_RECORD_FILE_BYTES} for a record file")
-        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
-            fail(f"{path}: not a regular file (a device, pipe or socket cannot be a record file)")
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        fail(f"{path}: no such file")
-    except IsADirectoryError:
-        fail(f"{path}: is a directory, not a record file")
-    except UnicodeDecodeError as exc:
-        line = Path(path).read_bytes()[: exc.start].count(b"\n") + 1
-        fail(f"{path}:{line}: not UTF-8 text ({exc.reason} at byte {exc.start})")
-    except OSError as exc:
-        fail(f"{path}: cannot read: {exc.strerror}")
+        yield from file_games(path, hasher=hasher)
+    except RecordFileError as exc:
+        fail(str(exc))
 
 
-def is_jsonl(path: str, text: str) -> bool:
-    """A ``.jsonl`` file, or one whose first line is a JSON object (a
-    PGN-like file may start with a ``{comment}``, not with one that parses
-    as JSON)."""
-    if path.lower().endswith(".jsonl"):
-        return True
-    first = text.lstrip().split("\n", 1)[0]
-    if not first.startswith("{"):
-        return False
-    try:
-        return isinstance(json.loads(first), dict)
-    except ValueError:
-        return False
-
-
-def load_games(path: str, text: str) -> list[ParsedGame | RecordSyntaxError]:
-    """Every game of a PGN-like or a JSONL file, a broken one as its error."""
-    if is_jsonl(path, text):
-        return records.read_jsonl(text, path)
-    return records.read_games(text, path)
-
-
-def check_games(path: str, text: str) -> list[tuple[ReplayReport, ParsedGame | None]]:
-    """The referee's verdict on every game of a file."""
-    checked: list[tuple[ReplayReport, ParsedGame | None]] = []
-    for item in load_games(path, text):
+def check_games(path: str) -> Iterator[tuple[ReplayReport, ParsedGame | None]]:
+    """The referee's verdict on every game of a file, one at a time."""
+    for item in games_of(path):
         if isinstance(item, RecordSyntaxError):
-            checked.append((records.syntax_report(item), None))
+            yield records.syntax_report(item), None
         else:
-            checked.append((records.replay(item), item))
-    return checked
+            yield records.replay(item), item
 
 
 # --- export ----------------------------------------------------------------------------
@@ -116,41 +68,38 @@ def open_store(db: str, *, readonly: bool) -> Store:
         fail(str(exc))
 
 
-def round_tag(tournament: dict[str, Any], row: dict[str, Any]) -> str:
-    """The Round tag of a stored game (``specs/records.md`` §3)."""
-    config = tournament.get("config") or {}
-    rounds = config.get("rounds") or 1
-    per_round = (tournament.get("total_games") or 0) // rounds
-    return records.round_label(row["round"], row["seq"], per_round)
-
-
-def export_tags(tournament: dict[str, Any], row: dict[str, Any]) -> dict[str, str]:
-    """The tags a stored game does not hold in its record: Event (the
-    tournament's name), Site (unknown), Round; an imported game keeps its own
-    (the same text that ``tournament --pgn`` appends)."""
-    stored = row["record"].get(TAGS_KEY)
-    if isinstance(stored, dict):
-        return {str(k): str(v) for k, v in stored.items()}
-    return {"Event": tournament.get("name") or "?", "Site": "?",
-            "Round": round_tag(tournament, row)}
-
-
-def stored_games(store: Store, tournament_id: int | None) -> list[tuple[GameRecord, dict[str, str]]]:
-    """Every finished game (of one tournament, or all in id order), in
-    schedule order, with its tags."""
+def stored_tournaments(store: Store, tournament_id: int | None) -> list[dict[str, Any]]:
+    """The tournament asked for (``fail()`` if there is none), or every one, by id."""
     if tournament_id is None:
-        tournaments = store.tournaments()
-    else:
-        one = store.tournament(tournament_id)
-        if one is None:
-            fail(f"{store.path}: no tournament {tournament_id}")
-        tournaments = [one]
-    games = []
+        return store.tournaments()
+    one = store.tournament(tournament_id)
+    if one is None:
+        fail(f"{store.path}: no tournament {tournament_id}")
+    return [one]
+
+
+def stored_games(store: Store, tournaments: list[dict[str, Any]]
+                 ) -> Iterator[tuple[GameRecord, dict[str, str], dict[str, Any]]]:
+    """Every finished game of the tournaments, in schedule order, with its
+    tags and its tournament, one at a time (:meth:`Store.iter_games`)."""
     for tournament in tournaments:
-        for row in store.games(tournament["id"]):
-            record = GameRecord.from_dict(row["record"])
-            games.append((record, export_tags(tournament, row)))
-    return games
+        for row in store.iter_games(tournament["id"]):
+            yield GameRecord.from_dict(row["record"]), export_tags(tournament, row), tournament
+
+
+def write_export(store: Store, tournaments: list[dict[str, Any]], format: str,
+                 out: BinaryIO) -> int:
+    """Write the games to ``out`` as they are read, one game in memory at a
+    time; returns how many were written."""
+    count = 0
+    for record, tags, tournament in stored_games(store, tournaments):
+        if format == "pgn":
+            text = records.write_game(record, tags)
+        else:
+            text = records.jsonl_line(record, tags, tournament)
+        out.write(text.encode("utf-8"))  # the same bytes whatever the locale
+        count += 1
+    return count
 
 
 @app.command()
@@ -164,21 +113,31 @@ def export(
     if format not in ("pgn", "jsonl"):
         fail(f"--format must be pgn or jsonl, not {format!r}")
     with open_store(db, readonly=True) as store:
+        tournaments = stored_tournaments(store, tournament)
+        if out is None:
+            sys.stdout.flush()
+            _export_to(store, tournaments, format, sys.stdout.buffer, db)
+            sys.stdout.buffer.flush()
+            return
         try:
-            games = stored_games(store, tournament)
-            text = records.write_games(games) if format == "pgn" else records.write_jsonl(games)
-        except (KeyError, TypeError, ValueError, ArithmeticError) as exc:  # a damaged row
-            fail(f"{db}: a stored game cannot be written as a record: {exc!r}")
-    if out is None:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(text.encode("utf-8"))  # the same bytes whatever the locale
-        sys.stdout.buffer.flush()
-        return
+            with open(out, "wb") as handle:
+                count = _export_to(store, tournaments, format, handle, db, partial=out)
+        except OSError as exc:
+            fail(f"{out}: cannot write: {exc.strerror}")
+    typer.echo(f"{count} games written to {out}", err=True)
+
+
+def _export_to(store: Store, tournaments: list[dict[str, Any]], format: str, out: BinaryIO,
+               db: str, partial: str | None = None) -> int:
+    """:func:`write_export`, or ``fail()`` naming a damaged row (a file
+    written in part is removed: an export is whole or absent)."""
     try:
-        Path(out).write_text(text, encoding="utf-8", newline="\n")
-    except OSError as exc:
-        fail(f"{out}: cannot write: {exc.strerror}")
-    typer.echo(f"{len(games)} games written to {out}", err=True)
+        return write_export(store, tournaments, format, out)
+    except (KeyError, TypeError, ValueError, ArithmeticError, AttributeError) as exc:
+        if partial is not None:
+            out.close()
+            Path(partial).unlink(missing_ok=True)
+        fail(f"{db}: a stored game cannot be written as a record: {exc!r}")
 
 
 # --- replay ----------------------------------------------------------------------------
@@ -190,8 +149,7 @@ def replay(
     as_json: bool = typer.Option(False, "--json", help="machine-readable output"),
 ) -> None:
     """Replay every game of a record file through the referee."""
-    checked = check_games(file, read_text(file))
-    reports = [report for report, _ in checked]
+    reports = [report for report, _ in check_games(file)]
     bad = sum(1 for report in reports if not report.ok)
     if as_json:
         typer.echo(json.dumps({"file": file, "games": len(reports), "bad": bad,
@@ -238,10 +196,13 @@ def show(
     svg: str | None = typer.Option(None, "--svg", help="also write the position as an SVG picture to this file"),
 ) -> None:
     """Show a game's position as a text diagram (and, with --svg, as a picture)."""
-    items = load_games(file, read_text(file))
-    if not 1 <= game <= len(items):
-        fail(f"{file}: no game {game}: the file has {len(items)} game(s)")
-    item = items[game - 1]
+    count, item = 0, None
+    for count, candidate in enumerate(games_of(file), start=1):  # noqa: B007 (count is used after)
+        if count == game:
+            item = candidate
+            break
+    if item is None:
+        fail(f"{file}: no game {game}: the file has {count} game(s)")
     if isinstance(item, RecordSyntaxError):
         fail(str(item))
     if ply is not None and ply < 0:
@@ -274,78 +235,80 @@ def write_svg(path: str, parsed: ParsedGame, position: Position, ply: int) -> No
 # --- import ----------------------------------------------------------------------------
 
 
-def _pairings(games: list[tuple[GameRecord, dict[str, str]]]) -> list[tuple[int, int, int, int]]:
-    """(round, pairing, index, pair) for imported games: pairings numbered
-    by first appearance of the two engines, a pairing's games paired two by
-    two in file order (as the schedule pairs them)."""
-    pairing_of: dict[frozenset[str], int] = {}
-    count: dict[int, int] = {}
-    index: dict[tuple[int, int], int] = {}
-    out = []
-    for record, tags in games:
-        pairing = pairing_of.setdefault(frozenset((record.white, record.black)), len(pairing_of) + 1)
-        c = count.get(pairing, 0)
-        count[pairing] = c + 1
-        round_text = tags.get("Round", "").split(".")[0]
-        round_number = int(round_text) if is_number(round_text) and int(round_text) > 0 else 1
-        index[(round_number, pairing)] = index.get((round_number, pairing), 0) + 1
-        out.append((round_number, pairing, index[(round_number, pairing)], c // 2 + 1))
-    return out
-
-
 def import_games(store: Store, path: str, text: str,
                  games: list[tuple[GameRecord, dict[str, str]]]) -> list[tuple[int, str, int]]:
-    """Store validated games as new tournaments (one per game kind in the
-    file); returns (tournament id, name, games) for each.
+    """Store validated games (of the file ``path`` holding ``text``) as new
+    tournaments, leaving out those already in ``store``; returns (tournament
+    id, name, games) for each.  All or nothing: one transaction."""
+    importer = Importer(path)
+    try:
+        importer.learn(store)
+        numbered = [(number, record, tags, None)
+                    for number, (record, tags) in enumerate(games, start=1)]
+        for game in numbered:
+            importer.plan(*game)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return importer.write(store, numbered, digest)
+    finally:
+        importer.close()
 
-    All or nothing: the whole import is one transaction (the check that the
-    file is not imported yet included), so a failure half-way (a full disk)
-    leaves no tournament behind, and importing again once the cause is
-    fixed works."""
-    with store.transaction():
-        return _import_games(store, path, text, games)
+
+def _good_games(path: str, hasher: Any, errors: list[int] | None) -> Iterator[ImportedGame]:
+    """The file's games that replay OK and are finished, as records; each
+    bad one is said on stderr and counted in ``errors[0]`` (``errors``
+    None: a bad game means the file changed since it was checked)."""
+    for item in games_of(path, hasher):
+        if isinstance(item, RecordSyntaxError):
+            problem = str(item)
+        else:
+            try:
+                yield (item.number, records.to_record(item), records.context_tags(item),
+                       item.source_tournament)
+                continue
+            except ValueError as exc:
+                problem = str(exc)
+        if errors is None:
+            raise _FileChanged(f"{path} changed while it was imported ({problem})")
+        print(f"arbiter: error: {problem}", file=sys.stderr)
+        errors[0] += 1
 
 
-def _import_games(store: Store, path: str, text: str,
-                  games: list[tuple[GameRecord, dict[str, str]]]) -> list[tuple[int, str, int]]:
-    by_game: dict[str, list[tuple[GameRecord, dict[str, str]]]] = {}
-    for record, tags in games:
-        by_game.setdefault(record.game, []).append((record, tags))
-    identities = {name: "import:" + hashlib.sha256(f"{name}\n{text}".encode()).hexdigest()
-                  for name in by_game}
-    for identity in identities.values():
-        existing = store.find_tournament(identity)
-        if existing is not None:
-            fail(f"{path}: already imported into {store.path} as tournament {existing['id']} "
-                 f"({existing['name']})", EXIT_BAD_GAME)
-    created = []
-    for game_name, members in by_game.items():
-        identity = identities[game_name]
-        events = {tags.get("Event", "?") for _, tags in members}
-        name = events.pop() if len(events) == 1 else f"import of {Path(path).name}"
-        if name in ("", "?"):
-            name = f"import of {Path(path).name}"
-        engines: list[str] = []
-        for record, _ in members:
-            for engine in (record.white, record.black):
-                if engine not in engines:
-                    engines.append(engine)
-        tournament_id = store.create_tournament(
-            name=name, game=game_name, format=IMPORTED_FORMAT, identity=identity,
-            config={"imported_from": str(path), "game": game_name},
-            engines=[{"name": engine} for engine in engines], total_games=len(members))
-        for seq, ((record, tags), (rnd, pairing, index, pair)) in enumerate(
-                zip(members, _pairings(members), strict=False)):
-            data = record.to_dict()
-            data[TAGS_KEY] = tags
-            store.save_game(tournament_id, key=f"import-{seq + 1}", seq=seq, round=rnd,
-                            pairing=pairing, index=index, pair=pair,
-                            opening={"source": "import", "fen": record.fen,
-                                     "moves": record.opening_moves},
-                            record=data)
-        store.set_status(tournament_id, FINISHED, note=f"imported from {path}")
-        created.append((tournament_id, name, len(members)))
-    return created
+class _FileChanged(Exception):
+    """The file read by the second pass is not the one the first checked."""
+
+
+def _plan(importer: Importer, file: str, db: str) -> str:
+    """The first pass: every game checked (nothing imported if one is bad),
+    the database's games learnt; returns the digest of the file."""
+    try:
+        check_file(file)
+    except RecordFileError as exc:
+        fail(str(exc))
+    if Path(db).exists():
+        with open_store(db, readonly=True) as store:
+            importer.learn(store)
+    hasher = hashlib.sha256()
+    errors, total = [0], 0
+    for game in _good_games(file, hasher, errors):
+        total += 1
+        importer.plan(*game)
+    total += errors[0]
+    if not total:
+        fail(f"{file}: no games in the file", EXIT_BAD_GAME)
+    if errors[0]:
+        fail(f"{file}: nothing imported: {errors[0]} of {total} games are bad", EXIT_BAD_GAME)
+    if not importer.new:
+        where = f" (tournament {importer.duplicate_of})" if importer.duplicate_of else ""
+        fail(f"{file}: already imported: its {total} game(s) are all in {db}{where}",
+             EXIT_BAD_GAME)
+    return hasher.hexdigest()
+
+
+def _second_pass(file: str, digest: str) -> Iterator[ImportedGame]:
+    hasher = hashlib.sha256()
+    yield from _good_games(file, hasher, None)
+    if hasher.hexdigest() != digest:
+        raise _FileChanged(f"{file} changed while it was imported")
 
 
 @app.command("import")
@@ -354,30 +317,23 @@ def import_command(
     db: str = typer.Option(DEFAULT_DB, "--db", help="the results database"),
 ) -> None:
     """Import a record file's games into the database (all must replay OK)."""
-    text = read_text(file)
-    checked = check_games(file, text)
-    if not checked:
-        fail(f"{file}: no games in the file", EXIT_BAD_GAME)
-    errors = [report.error for report, _ in checked if not report.ok]
-    games: list[tuple[GameRecord, dict[str, str]]] = []
-    for report, parsed in checked:
-        if report.ok and parsed is not None:
+    importer = Importer(file)
+    try:
+        digest = _plan(importer, file, db)
+        with open_store(db, readonly=False) as store:
             try:
-                games.append((records.to_record(parsed), records.context_tags(parsed)))
-            except ValueError as exc:  # an unfinished game (*)
-                errors.append(str(exc))
-    if errors:
-        for error in errors:
-            print(f"arbiter: error: {error}", file=sys.stderr)
-        fail(f"{file}: nothing imported: {len(errors)} of {len(checked)} games are bad",
-             EXIT_BAD_GAME)
-    with open_store(db, readonly=False) as store:
-        try:
-            created = import_games(store, file, text, games)
-        except StoreError as exc:
-            fail(f"{exc}; nothing imported")
-        except sqlite3.Error as exc:  # a full disk, a lock held too long ...: all rolled back
-            fail(f"{db}: nothing imported: {explain(exc, store.busy_timeout)} ({exc})",
-                 EXIT_NOT_STORED)
+                created = importer.write(store, _second_pass(file, digest), digest)
+            except _FileChanged as exc:
+                fail(f"{exc}; nothing imported", EXIT_NOT_STORED)
+            except StoreError as exc:
+                fail(f"{exc}; nothing imported")
+            except sqlite3.Error as exc:  # a full disk, a lock held too long ...: all rolled back
+                fail(f"{db}: nothing imported: {explain(exc, store.busy_timeout)} ({exc})",
+                     EXIT_NOT_STORED)
+    finally:
+        importer.close()
     for tournament_id, name, count in created:
         typer.echo(f"imported {count} games into {db} as tournament {tournament_id} ({name})")
+    skipped = importer.duplicates + importer.added_meanwhile
+    if skipped:
+        typer.echo(f"{skipped} game(s) of {file} already in {db}: not imported again")

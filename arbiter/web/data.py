@@ -241,7 +241,7 @@ class Reader:
     def game_pgn(self, game_id: int) -> str:
         """The game as ``arbiter export`` writes it (the same tags, the same bytes)."""
         from arbiter import records
-        from arbiter.cli.records import export_tags  # the one rule for Event/Site/Round
+        from arbiter.records import export_tags  # the one rule for Event/Site/Round
 
         row = self._game_row(game_id)
         tournament = {"name": row["tournament_name"], "config": _json(row["tournament_config"]),

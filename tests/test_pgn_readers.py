@@ -1,0 +1,170 @@
+"""Records that a third-party PGN reader can read (specs/records.md §2, §3).
+
+python-chess (a test-only dependency) reads a real export: short
+tournaments and matches of all four games, a game from a position string
+given by an openings file, and every ending the bad engines provoke cheaply.
+Its reader must reach every game's movetext (a ``FEN`` tag holding our
+position string once made it skip the game), see each move's comment, the
+closing comment and the result, read ``TimeControl`` in PGN's syntax, and
+read two exports concatenated (``cat a.pgn b.pgn``) as the games of both.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+from cli import invoke
+
+from arbiter import records
+from arbiter.games import get_game
+
+pytest.importorskip("chess")
+import chess.pgn as chess_pgn  # noqa: E402  (after the skip: a test-only dependency)
+
+PYTHON = sys.executable
+BAD = Path(__file__).parent / "bad_engines"
+RANDOM = f"cmd={PYTHON} arg=-m arg=sample_engines.random name=random"
+GREEDY = f"cmd={PYTHON} arg=-m arg=sample_engines.greedy name=greedy"
+
+
+def bad(script: str, *args: str, name: str | None = None) -> str:
+    extra = "".join(f" arg={arg}" for arg in args)
+    return f"cmd={PYTHON} arg={BAD / script}{extra} name={name or Path(script).stem}"
+
+
+class Collector(chess_pgn.BaseVisitor["Collector"]):
+    """What a PGN reader sees of a game: its tags, every comment, the
+    result, and each error it met (none is expected)."""
+
+    def begin_game(self) -> None:
+        self.headers: dict[str, str] = {}
+        self.comments: list[str] = []
+        self.tokens: list[str] = []
+        self.outcome: str | None = None
+        self.errors: list[str] = []
+
+    def visit_header(self, tagname: str, tagvalue: str) -> None:
+        self.headers[tagname] = tagvalue
+
+    def begin_parse_san(self, board, san: str) -> chess_pgn.SkipType:
+        self.tokens.append(san)  # our moves are not chess moves: seen, not parsed
+        return chess_pgn.SKIP
+
+    def visit_comment(self, comment: str) -> None:
+        self.comments.append(" ".join(comment.split()))
+
+    def visit_result(self, result: str) -> None:
+        self.outcome = result
+
+    def handle_error(self, error: Exception) -> None:
+        self.errors.append(str(error))
+
+    def result(self) -> Collector:
+        return self
+
+
+def read_with_python_chess(text: str) -> list[Collector]:
+    handle = io.StringIO(text)
+    games = []
+    while (game := chess_pgn.read_game(handle, Visitor=Collector)) is not None:
+        games.append(game)
+    return games
+
+
+def run(*args) -> None:
+    result = invoke(*args)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory) -> str:
+    """A real export: every game, a position-string opening, every ending."""
+    where = tmp_path_factory.mktemp("readers")
+    db = where / "all.db"
+    for game in ("troll", "atoll", "morris", "talisman"):  # rule endings and max-plies
+        run("match", game, RANDOM, GREEDY, "--games", "2", "--tc", "depth=1",
+            "--maxplies", "30" if game == "talisman" else "400", "--db", db, "--plain")
+    start = get_game("atoll").start()
+    for _ in range(3):
+        start = start.play(sorted(start.legal_moves())[0])
+    openings = where / "openings.txt"
+    openings.write_text(f"{start.fen()}\n")
+    run("tournament", "--game", "atoll", "-e", RANDOM, "-e", GREEDY, "--games", "2",
+        "--openings", openings, "--tc", "depth=1", "--db", db, "--plain")
+    for engine, tc in [(bad("illegal.py"), "10+0.1"), (bad("garbage.py", "empty"), "10+0.1"),
+                       (bad("crash.py"), "10+0.1"), (bad("slow.py", "0.5"), "st=0.1"),
+                       (bad("hang_go.py"), "depth=1")]:
+        run("match", "troll", engine, RANDOM, "--games", "2", "--tc", tc, "--stall", "0.5",
+            "--db", db, "--plain")
+    exported = invoke("export", "--db", db)
+    assert exported.returncode == 0, exported.stderr
+    return exported.stdout
+
+
+def test_the_export_holds_every_game_an_opening_and_every_ending(export):
+    """The fixture is what it claims: the check that the rest means something."""
+    ours = records.parse_games(export, "export.pgn")
+    assert {g.tags["Game"] for g in ours} == {"troll", "atoll", "morris", "talisman"}
+    assert any(records.START_TAG in g.tags for g in ours)
+    endings = {g.tags["Termination"] for g in ours}
+    assert {"max-plies", "illegal-move", "malformed-bestmove", "crash", "time-forfeit",
+            "stall"} <= endings
+    assert endings & {"connection", "no-moves", "blocked", "fewer-than-three"}
+
+
+def test_python_chess_reads_every_game_of_an_export(export):
+    """specs/records.md §3: our position string is not in a FEN tag, so a
+    chess reader reads the movetext of every game."""
+    ours = records.parse_games(export, "export.pgn")
+    theirs = read_with_python_chess(export)
+    assert len(theirs) == len(ours)
+    for mine, seen in zip(ours, theirs, strict=True):
+        assert seen.errors == [], (mine.tags, seen.errors)
+        assert seen.headers == mine.tags
+        assert seen.outcome == mine.result == mine.tags["Result"]
+        closing = [mine.closing_comment] if mine.closing_comment else []
+        assert len(seen.comments) == len(mine.moves) + len(closing)
+        assert seen.comments[len(mine.moves):] == closing
+        for name in ("TimeControl", "WhiteTimeControl", "BlackTimeControl"):
+            if name in seen.headers and seen.headers[name] != "?":
+                chess_pgn.parse_time_control(seen.headers[name])  # PGN's syntax: no error
+
+
+def test_concatenated_exports_read_as_both(export, tmp_path):
+    """specs/records.md §2: an export ends with a blank line, so ``cat a b``
+    is a record file, for our reader and for python-chess."""
+    ours = records.parse_games(export, "export.pgn")
+    (tmp_path / "a.pgn").write_text(export)
+    (tmp_path / "b.pgn").write_text(export)
+    both = (tmp_path / "a.pgn").read_text() + (tmp_path / "b.pgn").read_text()
+    assert export.endswith("\n\n")
+    again = records.parse_games(both, "both.pgn")
+    assert [g.tags for g in again] == [g.tags for g in ours] * 2
+    theirs = read_with_python_chess(both)
+    assert len(theirs) == 2 * len(ours)
+    assert all(not game.errors and game.outcome for game in theirs)
+    (tmp_path / "both.pgn").write_text(both)
+    replay = invoke("replay", tmp_path / "both.pgn")
+    assert replay.returncode == 0, replay.stdout
+    assert replay.stdout.endswith(f"{2 * len(ours)} games: {2 * len(ours)} OK, 0 bad\n")
+
+
+@pytest.mark.parametrize("ours, pgn", [
+    ("10+0.1", "10+0.1"), ("40/60+0.5", "40/60+0.5"), ("40/60", "40/60"), ("1:30+1", "90+1"),
+    ("60", "60"), ("60+1,depth=12", "60+1"), ("inf", "-"), ("depth=8", "-"),
+    ("nodes=1000", "-"), ("st=2", "?"), ("0.5+0.05", "?"), (None, "?"),
+])
+def test_time_controls_in_pgn_syntax(ours, pgn):
+    """specs/records.md §3: PGN's TimeControl where PGN has a form (its
+    seconds are whole), ``-`` without a clock, ``?`` where it has none."""
+    assert records.pgn_time_control(ours) == pgn
+    parsed = chess_pgn.parse_time_control(pgn)
+    if pgn == "-":
+        assert parsed.type == chess_pgn.TimeControlType.UNLIMITED
+    elif pgn != "?":
+        part = parsed.parts[0]
+        assert (part.moves, part.time) == ((40, 60) if pgn.startswith("40/") else
+                                           (0, int(pgn.split("+")[0])))
