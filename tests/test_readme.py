@@ -31,6 +31,15 @@ PARSED_ONLY = {
     "arbiter demo": "18 games at 20+0.2 (specs/tournament.md §Demo)",
     "arbiter check atoll -e greedy": "the full suite, 28 checks, half a minute (tests/test_check.py "
                                      "runs the quick suite on every sample engine)",
+    "arbiter web --http 127.0.0.1:8000": "serves until Ctrl-C (tests/test_web.py, tests/test_browser.py)",
+    "arbiter serve --listen 127.0.0.1:7171 --arena game=troll tc=10+0.1": "serves until Ctrl-C (tests/test_server.py)",
+    "arbiter connect 127.0.0.1:7171 --token TOKEN -e mcts": "needs a server and a real token (tests/test_server.py)",
+    "arbiter match troll mcts remote:alice --listen 127.0.0.1:7171 --games 2 --tc 10+0.1":
+        "waits for alice to connect (tests/test_server.py)",
+    "arbiter tournament -g troll -e mcts -e greedy --games 2 --tc 2+0.05 --cluster local:2":
+        "starts a Dask cluster (tests/test_cluster.py)",
+    "arbiter worker tls://scheduler.example:8786 --engines examples/engines.toml --slots 2 --tls-ca ca.pem "
+    "--tls-cert worker.pem --tls-key worker-key.pem": "needs a scheduler (tests/test_cluster.py)",
 }
 
 #: the README's lines that are not ``arbiter`` commands, by their start:
