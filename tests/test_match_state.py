@@ -713,5 +713,5 @@ def test_a_game_record_round_trips_through_json_with_todays_text():
 def test_termination_values_are_unchanged():
     assert [t.value for t in MatchTermination] == [
         "illegal-move", "malformed-bestmove", "time-forfeit", "crash", "stall", "protocol-error",
-        "max-plies", "adjudicated-resign", "adjudicated-draw", "handshake-failure"]
+        "max-plies", "adjudicated-resign", "adjudicated-draw", "handshake-failure", "disconnect"]
     assert str(M.STALL) == "stall" and f"{M.CRASH}" == "crash" and M.CRASH == "crash"
