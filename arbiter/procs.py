@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["proc_table", "pid_alive", "live_group_members", "descendants", "cmdline", "with_environ"]
+__all__ = ["proc_table", "pid_alive", "live_group_members", "descendants", "cmdline", "with_environ", "processes_with"]
 
 #: process states that count as gone (zombie, dead)
 GONE = ("Z", "X")
@@ -97,3 +97,20 @@ def with_environ(entry: bytes, pids: set[int] | list[int]) -> list[int]:
         except OSError:
             continue
     return sorted(found)
+
+
+def processes_with(tag: str) -> list[int]:
+    """Pids of the live processes whose environment holds ``tag`` anywhere
+    (an engine started with ``env.TAG=<tag>``, and its children, which
+    inherit it): how tests and benches find what a run left behind."""
+    found = []
+    for pid, (state, _, _) in proc_table().items():
+        if state in GONE:
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                if tag.encode() in environ.read():
+                    found.append(pid)
+        except OSError:
+            continue
+    return found

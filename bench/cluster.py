@@ -51,7 +51,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests"))
 from overhead import recorded_game  # noqa: E402  (bench/ is the script's directory)
 from tournament import own_cpu  # noqa: E402
 
-from arbiter.procs import GONE, proc_table  # noqa: E402
+from arbiter.procs import processes_with  # noqa: E402
 
 REPLAY = os.path.join(ROOT, "tests", "bad_engines", "replay.py")
 GATE = os.path.join(ROOT, "tests", "engines_for_tournament", "gate.py")
@@ -182,20 +182,6 @@ def throughput(engines: str, games: int, concurrency: int, workdir: str) -> dict
     return figures
 
 
-def tagged(tag: str) -> list[int]:
-    found = []
-    for pid, (state, _, _) in proc_table().items():
-        if state in GONE:
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as environ:
-                if tag.encode() in environ.read():
-                    found.append(pid)
-        except OSError:
-            continue
-    return found
-
-
 def stop_time(workdir: str, concurrency: int) -> tuple[float, float]:
     """Seconds from SIGINT to the last engine gone, and to the command's exit."""
     gate, tag = os.path.join(workdir, "never"), f"arbiter-bench-{uuid.uuid4()}"
@@ -209,14 +195,14 @@ def stop_time(workdir: str, concurrency: int) -> tuple[float, float]:
                             stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + GUARD
-        while len(tagged(tag)) < 2 * concurrency:
+        while len(processes_with(tag)) < 2 * concurrency:
             if time.monotonic() > deadline or proc.poll() is not None:
                 raise SystemExit("the gated engines never all started")
             time.sleep(0.05)
         time.sleep(0.5)  # every pair waiting at the gate
         began = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        while tagged(tag):
+        while processes_with(tag):
             time.sleep(0.01)
         engines_gone = time.monotonic() - began
         proc.wait(timeout=GUARD)

@@ -10,7 +10,7 @@ import os
 import sys
 
 from arbiter.engine import EngineConfig, EngineTimeouts
-from arbiter.procs import GONE, live_group_members, pid_alive, proc_table  # noqa: F401 (re-exported for tests)
+from arbiter.procs import GONE, live_group_members, pid_alive, proc_table, processes_with  # noqa: F401 (re-exported for tests)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -32,17 +32,3 @@ def config(script: str, *args: str, name: str | None = _STEM, **kw) -> EngineCon
 group_alive = live_group_members
 
 
-def processes_with(tag: str) -> list[int]:
-    """Pids of live processes whose environment holds ``tag`` (engines started
-    with ``env.TAG=<tag>``, and their children, which inherit it)."""
-    found = []
-    for pid, (state, _, _) in proc_table().items():
-        if state in GONE:
-            continue
-        try:
-            with open(f"/proc/{pid}/environ", "rb") as environ:
-                if tag.encode() in environ.read():
-                    found.append(pid)
-        except OSError:
-            continue
-    return found
