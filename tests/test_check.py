@@ -283,6 +283,12 @@ OTHER_SHORT_CASES = {
 }
 
 
+#: the tests of the module fixture below, kept on one xdist worker under
+#: ``--dist loadgroup`` (under ``load`` each worker that gets one of them
+#: builds the fixture again)
+SHORT_RUNS_GROUP = pytest.mark.xdist_group("check-short-runs")
+
+
 @pytest.fixture(scope="module")
 def short_runs(tmp_path_factory) -> tuple[dict[str, CheckReport], str]:
     """Every run with the SHORT settings, all at once, once for the tests below
@@ -307,6 +313,7 @@ def short_runs(tmp_path_factory) -> tuple[dict[str, CheckReport], str]:
     return reports, child_file
 
 
+@SHORT_RUNS_GROUP
 def test_misbehaving_engines_fail_exactly_their_checks(short_runs):
     """specs/check.md: each engine with one fault fails exactly the checks
     that look at that fault, says so in the first problem, never hangs the
@@ -328,6 +335,7 @@ def test_misbehaving_engines_fail_exactly_their_checks(short_runs):
     assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] in "ZX"
 
 
+@SHORT_RUNS_GROUP
 def test_banner_before_ugi_only_warns(short_runs):
     """specs/check.md §startup.quiet: text that is no protocol message is a WARN."""
     report = short_runs[0]["banner"]
@@ -336,6 +344,7 @@ def test_banner_before_ugi_only_warns(short_runs):
     assert report.passed, describe(report)
 
 
+@SHORT_RUNS_GROUP
 def test_engine_that_does_not_play_the_game_skips_the_game_checks(short_runs):
     """specs/check.md §startup.game: the UGI_Game combo must list the game."""
     report = short_runs[0]["not_the_game"]
