@@ -218,6 +218,40 @@ def never_listed(name: str, seed: int) -> list[Position]:
     return [game.from_fen(fen) for fen in SPECIAL_POSITIONS.get(name, [])] + samples + walk[-LAST_PLIES:]
 
 
+def _slot_names(cls: type) -> tuple[str, ...]:
+    return tuple(name for klass in cls.__mro__ for name in klass.__dict__.get("__slots__", ()))
+
+
+def fresh(position: Position) -> Position:
+    """What ``copy.copy(position)`` makes (a new object of the same class with
+    the same slot values, shared, and the unset slots unset), in about a
+    quarter of its time: the test below makes one per candidate move, 15000
+    per Morris position, and copy.copy's generic reduce/reconstruct was
+    40% of its time."""
+    cls = type(position)
+    copied = object.__new__(cls)
+    for name in _slot_names(cls):
+        try:
+            value = getattr(position, name)
+        except AttributeError:
+            continue
+        setattr(copied, name, value)
+    return copied
+
+
+def test_fresh_is_a_shallow_copy():
+    """fresh() stands in for copy.copy above: same class, same slots, no dict
+    (a Position class with an instance dict would need copy.copy again)."""
+    for name in GAME_NAMES:
+        position = get_game(name).start()
+        position.legal_moves()
+        copied = fresh(position)
+        assert type(copied) is type(position) and copied is not position
+        assert not hasattr(copied, "__dict__")
+        for slot in _slot_names(type(position)):
+            assert getattr(copied, slot, None) is getattr(position, slot, None)
+
+
 def same_position(a: Position, b: Position) -> bool:
     return (a.fen(), a.outcome(), a.scores(), sorted(a.legal_moves())) == (
         b.fen(), b.outcome(), b.scores(), sorted(b.legal_moves()))
@@ -227,16 +261,16 @@ def same_position(a: Position, b: Position) -> bool:
 @pytest.mark.parametrize("seed", [1, 2])
 def test_play_accepts_exactly_the_listed_moves_on_never_listed_positions(name, seed):
     samples = never_listed(name, seed)
-    listed = [copy.copy(p).legal_moves() for p in samples]
+    listed = [fresh(p).legal_moves() for p in samples]
     candidates = sorted(set(spellable_moves(name)).union(*listed))
     for pristine, legal in zip(samples, listed, strict=True):
-        reference = copy.copy(pristine)
+        reference = fresh(pristine)
         assert reference.legal_moves() == legal
         # The verdict, asked first as a match does, agrees with the list.
-        assert (copy.copy(pristine).outcome() is None) == bool(legal), pristine.fen()
+        assert (fresh(pristine).outcome() is None) == bool(legal), pristine.fen()
         for move in candidates:
             try:
-                after = copy.copy(pristine).play(move)
+                after = fresh(pristine).play(move)
             except IllegalMoveError:
                 assert move not in legal, (pristine.fen(), move)
             else:

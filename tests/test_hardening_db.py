@@ -92,9 +92,10 @@ def test_a_run_waits_out_another_writers_lock_bursts(tmp_path):
     games = 30
     helper = lock_bursts(db, 50, 150)
     try:
-        run = arbiter("tournament", "-g", "troll", "-e", engine("a"), "-e", engine("b", kind="greedy"),
-                      "--games", games, "--tc", "depth=1", "--plain", "--db", db, cwd=tmp_path,
-                      timeout=WAIT)
+        # in this process (the other writer is the real process here): the
+        # run's waits are SQLite's busy handler either way
+        run = invoke("tournament", "-g", "troll", "-e", engine("a"), "-e", engine("b", kind="greedy"),
+                     "--games", games, "--tc", "depth=1", "--plain", "--db", db, cwd=tmp_path)
     finally:
         bursts = stop_helper(helper)
     assert run.returncode == 0, run.stderr
@@ -258,6 +259,12 @@ def test_a_database_deleted_or_replaced_mid_run_stops_it(tmp_path, how):
 # --------------------------------------------------------------------------
 
 
+#: the tests of the module fixture below, kept on one xdist worker under
+#: ``--dist loadgroup`` (under ``load`` each worker that gets one of them
+#: builds the fixture again)
+RECORD_FILE_GROUP = pytest.mark.xdist_group("hardening-record-file")
+
+
 @pytest.fixture(scope="module")
 def record_file(tmp_path_factory) -> Path:
     """A record file of 36 finished games, exported from a real run."""
@@ -279,6 +286,7 @@ def _file_size_limit(limit: int):
     return apply
 
 
+@RECORD_FILE_GROUP
 def test_import_on_a_full_disk_is_all_or_nothing_and_can_be_retried(tmp_path, record_file):
     """The import's process may not grow files past a few pages beyond the
     empty database (a real limit of the kernel, RLIMIT_FSIZE: writes past it
@@ -305,6 +313,7 @@ def test_import_on_a_full_disk_is_all_or_nothing_and_can_be_retried(tmp_path, re
     assert count_games(db) == 36
 
 
+@RECORD_FILE_GROUP
 def test_import_that_fails_half_way_leaves_nothing(tmp_path, record_file):
     """In-process: the database refuses the 20th game; no tournament, no game
     is left, and the retry works."""

@@ -81,6 +81,13 @@ engine_messages = st.one_of(ENGINE_STRATEGIES)
 # --- format then parse is identity ----------------------------------------------
 
 
+#: hypothesis without its per-example deadline (200 ms by default): a timing
+#: threshold, which fails these tests on a loaded machine (a 0.06 ms example
+#: took 297 ms under load and failed as Flaky)
+UNTIMED = settings(deadline=None)
+
+
+@UNTIMED
 @given(arbiter_messages)
 def test_arbiter_message_round_trip(msg):
     line = msg.to_line()
@@ -91,6 +98,7 @@ def test_arbiter_message_round_trip(msg):
     assert splitter.feed(line.encode() + b"\r\n") == [line]
 
 
+@UNTIMED
 @given(engine_messages)
 def test_engine_message_round_trip(msg):
     line = msg.to_line()
@@ -103,7 +111,7 @@ def test_every_message_type_is_covered_by_the_strategies():
 
     # every strategy drawn in every example: the coverage does not depend on
     # which branches of one_of a run happens to pick
-    @settings(max_examples=20)
+    @settings(max_examples=20, deadline=None)
     @given(st.data())
     def collect(data):
         for strategy in ARBITER_STRATEGIES + ENGINE_STRATEGIES:
@@ -133,7 +141,7 @@ def _parse_all(line: str) -> None:
             pass
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.lists(st.binary(max_size=200), max_size=6))
 def test_byte_garbage_only_raises_protocol_error(chunks):
     splitter = LineSplitter(max_line_bytes=64)
@@ -153,12 +161,13 @@ def test_byte_garbage_only_raises_protocol_error(chunks):
         _parse_all(last)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=1000, deadline=None)
 @given(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=10), st.sampled_from([" ", "\t", "  "]))
 def test_keyword_garbage_only_raises_protocol_error(words, sep):
     _parse_all(sep.join(words))
 
 
+@UNTIMED
 @given(st.text(max_size=80))
 def test_text_garbage_only_raises_protocol_error(text):
     _parse_all(text)
