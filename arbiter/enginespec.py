@@ -134,6 +134,8 @@ def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,
     elif "=" not in words[0] and not words[0].startswith("option."):
         base = _named(words.pop(0), engines, engines_file, where)
     own = _items(words, where)
+    if base is not None and remote_name_of(base) is not None:
+        _check_remote_items(base, own, where)
     for key, value in own:
         if key == "conf":
             if base is not None:
@@ -372,3 +374,36 @@ def display_named(config: EngineConfig) -> EngineConfig:
         config = copy.copy(config)
         config.name = config.label
     return config
+
+
+# --------------------------------------------------------------------------
+# Remote engines: remote:NAME (specs/tournament.md §Remote engines)
+# --------------------------------------------------------------------------
+
+#: what a ``remote:NAME`` SPEC may set besides its name: what the arbiter
+#: applies (its clock); the command, arguments, directory, environment and
+#: options are those of the client's ``arbiter connect -e SPEC`` (the run
+#: sends a remote engine no ``setoption``)
+REMOTE_KEYS = ("tc", "timemargin")
+
+
+def remote_name_of(config: EngineConfig) -> str | None:
+    """NAME of a ``remote:NAME`` config, None for an engine run here."""
+    return config.cmd[len(REMOTE_PREFIX):] if config.cmd.startswith(REMOTE_PREFIX) else None
+
+
+def _check_remote_items(base: EngineConfig, items: list[Item], where: str) -> None:
+    """A remote engine's NAME is a name an engine connects with (1 to 64
+    letters, digits, '_' or '-': the listener refuses any other), and its
+    SPEC sets only :data:`REMOTE_KEYS`."""
+    from arbiter.tokens import valid_name
+
+    if not valid_name(base.name or ""):
+        raise EngineSpecError(f"{where}: remote:{(base.name or '')[:80]}: NAME must be 1 to 64 "
+                              "letters, digits, '_' or '-' (the name the engine connects with)")
+    for key, _ in items:
+        if key not in REMOTE_KEYS:
+            raise EngineSpecError(f"{where}: {key}= is not for a remote engine: it takes only "
+                                  f"{' and '.join(k + '=' for k in REMOTE_KEYS)} (its command, "
+                                  "environment and options are those of its `arbiter connect "
+                                  "-e SPEC`)")

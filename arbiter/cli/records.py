@@ -102,17 +102,39 @@ def write_export(store: Store, tournaments: list[dict[str, Any]], format: str,
     return count
 
 
+#: the ``format`` of an arena's tournament (``arbiter.server.arena.ARENA_FORMAT``,
+#: repeated so that ``export`` does not import the server)
+ARENA_FORMAT = "arena"
+
+
+def arena_id(store: Store, name: str) -> int:
+    """The latest arena of ``store`` named ``name`` (``arbiter serve --arena
+    "... name=NAME"``; an unnamed one is "GAME arena"), or exit 2 naming the
+    arenas there are (``specs/records.md``)."""
+    arenas = [row for row in store.tournaments() if row.get("format") == ARENA_FORMAT]
+    found = [row["id"] for row in arenas if row["name"] == name]
+    if not found:
+        known = ", ".join(sorted({repr(row["name"]) for row in arenas})) or "none"
+        fail(f"{store.path}: no arena {name!r} (arenas: {known})")
+    return int(found[-1])
+
+
 @app.command()
 def export(
     db: str = typer.Option(DEFAULT_DB, "--db", help="the results database"),
     tournament: int | None = typer.Option(None, "--tournament", help="only this tournament"),
     format: str = typer.Option("pgn", "--format", help="pgn or jsonl"),
     out: str | None = typer.Option(None, "--out", help="write to FILE instead of stdout"),
+    arena: str | None = typer.Option(None, "--arena", help="only this arena's games (its NAME)"),
 ) -> None:
     """Write every finished game as a record file, in schedule order."""
     if format not in ("pgn", "jsonl"):
         fail(f"--format must be pgn or jsonl, not {format!r}")
+    if arena is not None and tournament is not None:
+        fail("give either --tournament ID or --arena NAME, not both")
     with open_store(db, readonly=True) as store:
+        if arena is not None:
+            tournament = arena_id(store, arena)
         tournaments = stored_tournaments(store, tournament)
         if out is None:
             sys.stdout.flush()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import enum
 import json
+import math
 import os
 import sqlite3
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import typer
@@ -72,10 +74,11 @@ def _display(plain: bool, as_json: bool):
 
 def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool,
          as_json: bool, remote: tuple[str | None, float | None] = (None, None),
-         cluster: ClusterTarget | None = None) -> RunResult:
+         cluster: ClusterTarget | None = None, *, created: bool = False) -> RunResult:
     """Play the tournament (its games on ``cluster`` if given); the first
     signal stops it cleanly (:meth:`Tournament.stop`).  ``remote``:
-    ``--listen`` and ``--wait-engines`` for ``remote:NAME`` engines."""
+    ``--listen`` and ``--wait-engines`` for ``remote:NAME`` engines; when they
+    do not come, a tournament this run ``created`` is removed again."""
     from arbiter.server.remote_run import RemoteWaitError
 
     from .server import remote_runner
@@ -88,9 +91,21 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
     tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json),
                             player=player)
     try:
-        main = remote_runner(tournament, config, str(store.path), *remote) or tournament.run
-        return run_interruptible(main, stop=tournament.stop)
+        remote_main = remote_runner(tournament, config, str(store.path), *remote)
+        if remote_main is None:
+            return run_interruptible(tournament.run, stop=tournament.stop)
+        waiting = _Waiting(tournament, remote_main)
+        result = run_interruptible(waiting.run, stop=waiting.stop)
+        if result is None:  # a signal while the run waited for its remote engines
+            if created:
+                delete_tournament(store, tournament_id)
+            print(f"arbiter: interrupted ({waiting.reason}) while waiting for remote engines; "
+                  "nothing was played", file=sys.stderr)
+            raise typer.Exit(EXIT_INTERRUPTED)
+        return result
     except RemoteWaitError as exc:
+        if created:  # specs/tournament.md §Remote engines: no tournament left half-made
+            delete_tournament(store, tournament_id)
         fail(f"{exc}; nothing was played", EXIT_ABORTED)
     except TournamentBusyError as exc:
         fail(f"{exc}; nothing was started", EXIT_BUSY)
@@ -99,6 +114,35 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
     except Interrupted:  # a second signal during the clean stop
         print("arbiter: interrupted again; stopped", file=sys.stderr)
         raise typer.Exit(EXIT_INTERRUPTED) from None
+
+
+class _Waiting:
+    """A run with remote engines under the interrupt policy: the first signal
+    ends the wait for the engines while the tournament has not started (exit
+    130, nothing played: specs/tournament.md §Remote engines), and stops the
+    tournament cleanly once it has."""
+
+    def __init__(self, tournament: Tournament, main: Callable[[], Awaitable[RunResult]]):
+        self.tournament = tournament
+        self.main = main
+        self.reason: str | None = None  # the signal that ended the wait
+        self._scope: Any = None  # the wait's trio.CancelScope, once main runs
+
+    async def run(self) -> RunResult | None:
+        import trio
+
+        with trio.CancelScope() as self._scope:
+            if self.reason is None:  # else a signal came before the wait began
+                return await self.main()
+        return None
+
+    def stop(self, reason: str) -> None:
+        if self.tournament.started_at:
+            self.tournament.stop(reason)
+            return
+        self.reason = reason
+        if self._scope is not None:
+            self._scope.cancel()
 
 
 def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
@@ -150,6 +194,7 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
     log_existed = config.log_dir is not None and os.path.isdir(config.log_dir)
     checked_log_dir(config.log_dir)
     checked_record_file(config.pgn)
+    _check_remote(config, db, remote)
     with _open_store(db) as store:
         tournament_id, how = _find(store, config, new=new, resume_id=resume_id)
         if how == "finished" and tournament_id is not None:
@@ -161,6 +206,7 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
             _not_busy(store, tournament_id)
         retried = [] if cluster is not None else _check_engines(config, log_existed,
                                                                 created=tournament_id is None)
+        created = tournament_id is None
         if tournament_id is None:
             tournament_id, how = open_tournament(store, config, new=True)
         for exc in retried:
@@ -169,11 +215,31 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
         if how == "resume":
             print(f"arbiter: resuming tournament {tournament_id} ({config.name}) in {db}",
                   file=sys.stderr)
-        result = _run(store, config, tournament_id, plain, as_json, remote, cluster)
+        result = _run(store, config, tournament_id, plain, as_json, remote, cluster,
+                      created=created)
         if result.status in (ABORTED, INTERRUPTED):
             _summary(store, tournament_id, as_json)
             _exit_for(result)
         _summary(store, tournament_id, as_json)
+
+
+#: the longest ``--wait-engines`` (seconds, a day): a run waiting longer for
+#: its engines has been forgotten; a larger number is a typo
+MAX_WAIT_ENGINES = 86400.0
+
+
+def _check_remote(config: TournamentConfig, db: str,
+                  remote: tuple[str | None, float | None]) -> None:
+    """``--listen`` and ``--wait-engines`` checked before anything is made
+    (exit 2): :func:`~arbiter.cli.server.remote_runner` checks the options
+    when it builds the run (it starts nothing until called)."""
+    listen, wait = remote
+    if wait is not None and not (math.isfinite(wait) and 0 < wait <= MAX_WAIT_ENGINES):
+        fail(f"--wait-engines must be a number of seconds more than 0 and at most "
+             f"{MAX_WAIT_ENGINES:g}, not {wait}")
+    from .server import remote_runner
+
+    remote_runner(None, config, db, listen, wait)
 
 
 def _not_busy(store: Store, tournament_id: int) -> None:

@@ -1,0 +1,326 @@
+"""Remote entrants of tournaments and matches (``specs/tournament.md`` §Remote
+engines, ``specs/wire.md`` §Remote engines in tournaments), and an arena's
+standings and export (``specs/tournament.md`` §Standings): real ``arbiter``
+processes, ``arbiter connect`` clients over real sockets on 127.0.0.1, real
+SQLite files."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from cli import PROCESS_TIMEOUT, invoke, start
+from test_server import FAULTS, _connect, _Server, _token, _wait_gone, spec
+
+from arbiter.enginespec import EngineSpecError, parse_engine_spec
+from arbiter.server.remote_run import remote_name
+from arbiter.store import Store
+
+#: the runs of these tests: instant engines, a clock no honest one runs out of
+TC = "20+0.2"
+
+#: an engine that, in its second move, marks the file ``MARK`` and waits for
+#: the file ``GATE``: it holds its game in the middle for as long as a test
+#: needs (to kill its client there), without any timing guess
+HELD_ENGINE = '''
+import os, time
+from protocol.sdk import Engine, run
+
+class Held(Engine):
+    name = "Held"
+    author = "the arbiter tests"
+    played = 0
+
+    def choose_move(self, position, limits):
+        self.played += 1
+        if self.played == 2:
+            open(os.environ["MARK"], "w").close()
+            while not os.path.exists(os.environ["GATE"]):
+                time.sleep(0.01)
+        return self.rng.choice(position.legal_moves())
+
+run(Held)
+'''
+
+
+class _Run:
+    """An ``arbiter tournament`` / ``match`` process listening for remote
+    engines; its stderr read by a thread (the port it took, then its log)."""
+
+    def __init__(self, *args: str | Path, tag: str):
+        self.proc = start(*args, "--listen", "127.0.0.1:0", "--plain", env={"TAG": tag})
+        self.lines: list[str] = []
+        self._port: int | None = None
+        self._ready = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        assert self._ready.wait(PROCESS_TIMEOUT), "the run did not say where it listens"
+        assert self._port is not None, "".join(self.lines)
+        self.port: int = self._port
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if "listening on " in line:
+                self._port = int(line.split("listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
+                self._ready.set()
+        self._ready.set()
+
+    def wait(self) -> tuple[int, str, str]:
+        """Exit status, stdout, stderr once the run ends (stderr is the thread's)."""
+        assert self.proc.stdout is not None
+        out = self.proc.stdout.read()
+        self.proc.wait(PROCESS_TIMEOUT)
+        self._reader.join(PROCESS_TIMEOUT)
+        return self.proc.returncode, out, "".join(self.lines)
+
+    def connect(self, token: str, engine_spec: str, tag: str) -> subprocess.Popen[str]:
+        return start("connect", f"127.0.0.1:{self.port}", "--token", token, "-e", engine_spec,
+                     env={"TAG": tag})
+
+
+def _rows(db: Path, query: str) -> list[dict]:
+    with sqlite3.connect(db) as conn:
+        conn.row_factory = sqlite3.Row
+        try:
+            return [dict(row) for row in conn.execute(query).fetchall()]
+        except sqlite3.OperationalError:  # no such table: nothing was ever made
+            return []
+
+
+def _wait_for(path: Path, run: _Run) -> None:
+    deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+    while not path.exists():
+        assert run.proc.poll() is None, "".join(run.lines)
+        assert time.monotonic() < deadline, "".join(run.lines)
+        time.sleep(0.05)
+
+
+# --------------------------------------------------------------------------
+# The spec
+# --------------------------------------------------------------------------
+
+
+def test_remote_spec() -> None:
+    """specs/tournament.md §Remote engines: remote:NAME names the entrant
+    NAME; it takes only what the arbiter applies (its clock)."""
+    config = parse_engine_spec("remote:bob tc=5+0.1 timemargin=20")
+    assert (remote_name(config), config.name, config.tc, config.timemargin_ms) == \
+        ("bob", "bob", "5+0.1", 20)
+    assert remote_name(parse_engine_spec(spec("ra", "x"))) is None
+    for bad, words in (("remote:", "give remote:NAME"), ("remote:a/b", "1 to 64 letters"),
+                       ("remote:bob cmd=x", "cmd= is not for a remote engine"),
+                       ("remote:bob env.A=1", "env.A= is not for a remote engine"),
+                       ("remote:bob option.Depth=3", "is not for a remote engine")):
+        with pytest.raises(EngineSpecError, match=words):
+            parse_engine_spec(bad)
+
+
+def test_remote_options_are_checked_first(tmp_path: Path) -> None:
+    """Nothing listens, nothing is made, exit 2: a remote engine without
+    --listen, --listen without one, a bad --wait-engines, off loopback."""
+    db = tmp_path / "r.db"
+    local = spec("ra", "x")
+    cases = [
+        ((), "remote:bob needs --listen"),
+        (("--listen", "127.0.0.1:0", "--wait-engines", "0"), "--wait-engines must be a number"),
+        (("--listen", "127.0.0.1:0", "--wait-engines", "nan"), "--wait-engines must be a number"),
+        (("--listen", "0.0.0.0:0"), "not a loopback address"),
+    ]
+    for extra, message in cases:
+        run = invoke("match", "troll", "remote:bob", local, "--db", db, *extra)
+        assert run.returncode == 2 and message in run.stderr, (extra, run.stderr)
+    run = invoke("match", "troll", local, spec("rb", "x"), "--db", db, "--listen", "127.0.0.1:0")
+    assert run.returncode == 2 and "--listen is for remote engines" in run.stderr
+    assert _rows(db, "select * from tournaments") == []
+
+
+# --------------------------------------------------------------------------
+# Runs with remote engines
+# --------------------------------------------------------------------------
+
+
+def test_remote_engine_in_round_robin(tmp_path: Path) -> None:
+    """specs/tournament.md §Remote engines: a remote:NAME entrant beside two
+    local ones plays its games through `arbiter connect`; they are stored
+    like local games (names, records, its build); the run closes the
+    connection at its end; nothing is left on either side."""
+    db = tmp_path / "r.db"
+    tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
+    token = _token(db, "bob")
+    run = _Run("tournament", "-g", "troll", "-e", spec("ra", tag), "-e", spec("rb", tag),
+               "-e", "remote:bob", "--tc", TC, "--db", db, tag=tag)
+    client = run.connect(token, spec("bob", tag), tag)
+    status, out, err = run.wait()
+    assert status == 0, err
+    assert "bob (bob) connected" in err
+    _, client_err = client.communicate(timeout=PROCESS_TIMEOUT)
+    assert client.returncode == 0 and "the server closed the connection" in client_err
+    assert _wait_gone(tag) == []
+
+    (tournament,) = _rows(db, "select * from tournaments")
+    assert (tournament["status"], tournament["format"]) == ("finished", "round-robin")
+    with Store(db, readonly=True) as store:
+        games = store.games(tournament["id"])
+    assert len(games) == 6
+    remote = [g for g in games if "bob" in (g["white"], g["black"])]
+    assert len(remote) == 4 and {g["white"] for g in remote} >= {"bob"}
+    for game in remote:
+        record = game["record"]
+        assert game["plies"] > 0 and game["result"] in ("1-0", "0-1", "1/2-1/2")
+        side = "white_id" if record["white"] == "bob" else "black_id"
+        assert record[side]["name"] == "Random"  # the engine's own id, over the wire
+        assert record["time_control"] == {"white": TC, "black": TC}
+    builds = {row["name"]: row["command"] for row in _rows(
+        db, "select e.name, n.command from entrants n join engines e on e.id = n.engine")}
+    assert builds["bob"] == "remote:bob"
+    table = invoke("standings", "--db", db, "--json")
+    assert {row["name"] for row in json.loads(table.stdout)["engines"]} == {"ra", "rb", "bob"}
+
+
+def test_wait_expires_and_a_wrong_token_is_refused(tmp_path: Path) -> None:
+    """specs/tournament.md §Remote engines: a client with a wrong token is
+    refused (exit 1); the run's wait then expires with an error naming the
+    missing engine, exit 1, and no tournament is left behind."""
+    db = tmp_path / "r.db"
+    tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
+    _token(db, "bob")
+    run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--tc", TC, "--db", db,
+               "--wait-engines", "20", tag=tag)
+    refused = run.connect("bob.wrong", spec("bob", tag), tag)
+    _, refused_err = refused.communicate(timeout=PROCESS_TIMEOUT)
+    assert refused.returncode == 1 and "refused: unknown or revoked token" in refused_err
+    status, _, err = run.wait()
+    assert status == 1, err
+    assert "refused: unknown or revoked token" in err
+    assert "--wait-engines 20: not connected in time: remote:bob; nothing was played" in err
+    assert "Traceback" not in err
+    assert _rows(db, "select * from tournaments") == []
+    assert _wait_gone(tag) == []
+
+
+def test_wait_expires_in_process(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    _token(db, "bob")
+    _token(db, "carol")
+    run = invoke("tournament", "-g", "troll", "-e", "remote:bob", "-e", "remote:carol",
+                 "-e", spec("ra", "x"), "--db", db, "--listen", "127.0.0.1:0",
+                 "--wait-engines", "0.2")
+    assert run.returncode == 1
+    assert "not connected in time: remote:bob, remote:carol" in run.stderr
+    assert _rows(db, "select * from tournaments") == []
+
+
+def test_remote_engine_lost_mid_game_is_waited_for_again(tmp_path: Path) -> None:
+    """specs/wire.md §Disconnect and resume, specs/tournament.md §Remote
+    engines: a client killed in the middle of a game and not back loses it
+    on time (termination ``disconnect``); the run waits for the engine again
+    and plays on with it once a client connects it."""
+    db = tmp_path / "r.db"
+    tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
+    held = tmp_path / "held.py"
+    held.write_text(HELD_ENGINE)
+    mark, gate = tmp_path / "mark", tmp_path / "gate"
+    token = _token(db, "bob")
+    run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--tc", "5+0.1", "--games", "2",
+               "--db", db, tag=tag)
+    held_spec = (f"cmd='{sys.executable} {held}' name=bob env.TAG={tag} "
+                 f"env.MARK={mark} env.GATE={gate}")
+    first = run.connect(token, held_spec, tag)
+    second = None
+    try:
+        _wait_for(mark, run)  # its second move: the first game is under way
+        first.kill()
+        first.wait(PROCESS_TIMEOUT)
+        gate.touch()  # the orphaned engine plays on, finds its input closed, ends
+        deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+        while not _rows(db, "select * from games"):  # lost on time, stored
+            assert run.proc.poll() is None and time.monotonic() < deadline, "".join(run.lines)
+            time.sleep(0.1)
+        second = run.connect(token, spec("bob", tag), tag)
+        status, _, err = run.wait()
+    finally:
+        gate.touch()
+        for client in (first, second):
+            if client is not None and client.poll() is None:
+                client.kill()
+            if client is not None:
+                client.communicate(timeout=PROCESS_TIMEOUT)
+    assert status == 0, err
+    games = _rows(db, "select * from games order by seq")
+    assert len(games) == 2, err
+    cut = games[0]
+    assert cut["termination"] == "disconnect", cut
+    assert cut["result"] == ("0-1" if cut["white"] == "bob" else "1-0"), cut
+    assert games[1]["termination"] not in (*FAULTS, "disconnect"), games[1]
+    assert _wait_gone(tag) == []
+
+
+def test_interrupted_while_waiting(tmp_path: Path) -> None:
+    """specs/tournament.md §Remote engines: Ctrl-C during the wait: exit 130,
+    nothing made."""
+    db = tmp_path / "r.db"
+    tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
+    _token(db, "bob")
+    run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--db", db, tag=tag)
+    run.proc.send_signal(signal.SIGINT)
+    status, _, err = run.wait()
+    assert status == 130, err
+    assert "while waiting for remote engines; nothing was played" in err
+    assert _rows(db, "select * from tournaments") == []
+
+
+# --------------------------------------------------------------------------
+# An arena's standings and export
+# --------------------------------------------------------------------------
+
+
+def test_arena_standings_and_export(tmp_path: Path) -> None:
+    """specs/wire.md §The server and the client, specs/records.md §9:
+    `standings --arena NAME` and `export --arena NAME` select an arena by its name."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
+    alice, bob = _token(db, "alice"), _token(db, "bob")
+    server = _Server(db, tag, arena=f"game=troll tc={TC} name=blitz")
+    clients = [_connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)]
+    try:
+        server.wait_games(1)
+    finally:
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
+        for client in clients:
+            client.communicate(timeout=PROCESS_TIMEOUT)
+    assert _wait_gone(tag) == []
+    played = len(server.games())
+
+    table = invoke("standings", "--db", db, "--arena", "blitz", "--json")
+    assert table.returncode == 0, table.stderr
+    data = json.loads(table.stdout)
+    assert data["tournament"]["format"] == "arena" and data["tournament"]["name"] == "blitz"
+    assert data["tournament"]["done"] == played
+    assert {row["name"] for row in data["engines"]} == {"ra", "rb"}
+    text = invoke("standings", "--db", db, "--arena", "blitz")
+    assert "tournament 1: blitz (troll, arena)" in text.stdout
+
+
+    export = invoke("export", "--db", db, "--arena", "blitz", "--format", "jsonl")
+    assert export.returncode == 0, export.stderr
+    records = [json.loads(line) for line in export.stdout.splitlines()]
+    assert len(records) == played and {records[0]["record"]["white"], records[0]["record"]["black"]} == {"ra", "rb"}
+    assert invoke("export", "--db", db).stdout.count("[Event \"blitz\"]") == played
+
+    unknown = invoke("export", "--db", db, "--arena", "nope")
+    assert unknown.returncode == 2 and "no arena 'nope' (arenas: 'blitz')" in unknown.stderr
+    both = invoke("export", "--db", db, "--arena", "blitz", "--tournament", "1")
+    assert both.returncode == 2 and "not both" in both.stderr
+    unknown = invoke("standings", "--db", db, "--arena", "nope")
+    assert unknown.returncode == 2 and "no arena named 'nope'" in unknown.stderr
