@@ -84,9 +84,13 @@ def export(tmp_path_factory) -> str:
     """A real export: every game, a position-string opening, every ending."""
     where = tmp_path_factory.mktemp("readers")
     db = where / "all.db"
-    for game in ("troll", "atoll", "morris", "talisman"):  # rule endings and max-plies
+    for game in ("troll", "atoll", "morris", "talisman"):  # rule endings (and max-plies, maybe)
         run("match", game, RANDOM, GREEDY, "--games", "2", "--tc", "depth=1",
             "--maxplies", "30" if game == "talisman" else "400", "--db", db, "--plain")
+    # a max-plies ending for certain: a Troll game needs more than 4 plies to end (none of
+    # 3000 random playouts ended within 10)
+    run("match", "troll", RANDOM, GREEDY, "--games", "1", "--tc", "depth=1", "--maxplies", "4",
+        "--db", db, "--plain")
     start = get_game("atoll").start()
     for _ in range(3):
         start = start.play(sorted(start.legal_moves())[0])
