@@ -92,6 +92,7 @@ class SocketTransport:
         self._arrived = trio.Event()
         self._outbox = bytearray()
         self._in_flight = 0  # bytes taken by the writer, not yet written
+        self._write_scope: trio.CancelScope | None = None  # the write under way (shielded)
         self._wake_writer = trio.Event()
         self._closing = False  # the last frames are queued: the writer flushes, then all stop
         self._finished = trio.Event()  # run() is over
@@ -240,6 +241,9 @@ class SocketTransport:
             except _Dropped as exc:
                 dropped.append(exc)
                 nursery.cancel_scope.cancel()
+            finally:
+                if not last:
+                    self._cut_write()
             if last:  # the writer: once it has flushed the last frames, all stop
                 nursery.cancel_scope.cancel()
 
@@ -306,17 +310,27 @@ class SocketTransport:
                     return
                 await self._wake_writer.wait()
                 self._wake_writer = trio.Event()
+            await trio.lowlevel.checkpoint_if_cancelled()
             data = bytes(self._outbox)
             self._outbox.clear()
             self._in_flight = len(data)
             timeout = CLOSE_SEND_TIMEOUT if self._closing else SEND_STALL_TIMEOUT
-            with trio.move_on_after(timeout) as scope:
-                try:
-                    await self._stream.send_all(data)
-                except _CLOSED_ERRORS:
-                    if self._closing:
-                        return
-                    raise _Dropped("dropped the connection without a close") from None
+            # A write once begun is not cut by a cancellation from outside (a
+            # server stopping): a cut write breaks a TLS stream and leaves half
+            # a frame on a plain one, so the ``close`` frame could not follow.
+            # When the other tasks end, :meth:`_cut_write` gives it at most
+            # CLOSE_SEND_TIMEOUT more: a peer that does not read holds nothing.
+            scope = self._write_scope = trio.CancelScope(shield=True, deadline=trio.current_time() + timeout)
+            try:
+                with scope:
+                    try:
+                        await self._stream.send_all(data)
+                    except _CLOSED_ERRORS:
+                        if self._closing:
+                            return
+                        raise _Dropped("dropped the connection without a close") from None
+            finally:
+                self._write_scope = None
             self._in_flight = 0
             if scope.cancelled_caught:
                 if not self._closing:
@@ -343,6 +357,12 @@ class SocketTransport:
                 if not self._outbox and not self._in_flight:  # else the writer is sending
                     self._queue(wire.Heartbeat())
                 self._last_sent = now  # (no spin while a write is stuck)
+
+    def _cut_write(self) -> None:
+        """The write under way, if any, ends within :data:`CLOSE_SEND_TIMEOUT`."""
+        scope = self._write_scope
+        if scope is not None:
+            scope.deadline = min(scope.deadline, trio.current_time() + CLOSE_SEND_TIMEOUT)
 
     async def _flush(self) -> None:
         """What is queued (the last ``close``), written within
