@@ -135,9 +135,12 @@ async def test_new_game_failure_names_the_engine_and_leaves_the_other_ready(bad_
     and the other's `readyok` is still taken: reused for the next game, that
     engine plays it normally (no stale `readyok` read as unasked)."""
     timeouts = EngineTimeouts(handshake=10, ready=0.3, stop=0.5, quit_grace=0.3, term_grace=0.3)
+    # the honest engines get all the patience a loaded machine needs: only the
+    # silent one's 0.3 s is under test (an instant engine once took longer in CI)
+    patient = EngineTimeouts(handshake=10, ready=10, stop=0.5, quit_grace=0.3, term_grace=0.3)
     async with open_engine(config("readyok.py", "never"), timeouts=timeouts) as bad, \
-            open_engine(config("instant.py"), timeouts=timeouts) as good, \
-            open_engine(config("instant.py"), timeouts=timeouts) as other:
+            open_engine(config("instant.py"), timeouts=patient) as good, \
+            open_engine(config("instant.py"), timeouts=patient) as other:
         white, black = (bad, good) if bad_color is Color.WHITE else (good, bad)
         with pytest.raises(EngineStartError, match=r"'readyok': no readyok within 0.3 s of isready"):
             await play_game("troll", white, black, tc="10+0.1")
