@@ -88,6 +88,20 @@ _JSON_COLUMNS = {
 }
 
 
+
+#: The columns :meth:`Store.save_game` writes, in one prepared statement: a
+#: game is stored once per game of every run, and sqlite-utils' ``insert``
+#: rebuilds its statement on each call (two thirds of a game's store time on
+#: a cluster's coordinator, bench/README.md §cluster.py).
+_GAME_COLUMNS = (
+    "tournament", "key", "seq", "round", "pairing", "game_index", "pair", "game", "white",
+    "black", "result", "termination", "detail", "plies", "opening", "opening_fen",
+    "opening_moves", "start_time", "end_time", "moves", "move_data", "record", "stored",
+    "white_engine", "black_engine")
+_INSERT_GAME = (f"INSERT INTO games ({', '.join(_GAME_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_GAME_COLUMNS))})")
+
+
 class StoreError(Exception):
     """A database that cannot be used (not ours, newer schema, not found,
     locked, full, read-only, deleted or replaced): the message says which."""
@@ -458,10 +472,11 @@ class Store:
     def _engine_key(self, name: str, stamp: str) -> int:
         """The ``engines`` row of ``name`` (made if new), its ``last_seen``
         moved to ``stamp``; inside a transaction."""
-        self.db.execute("INSERT INTO engines (name, first_seen, last_seen) VALUES (?, ?, ?) "
-                        "ON CONFLICT(name) DO UPDATE SET last_seen = excluded.last_seen",
-                        [name, stamp, stamp])
-        return int(self.db.execute("SELECT id FROM engines WHERE name = ?", [name]).fetchone()[0])
+        row = self.db.conn.execute(
+            "INSERT INTO engines (name, first_seen, last_seen) VALUES (?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET last_seen = excluded.last_seen RETURNING id",
+            [name, stamp, stamp]).fetchone()
+        return int(row[0])
 
     def record_build(self, tournament_id: int, name: str, *, argv: list[str], cwd: str | None,
                      id_name: str | None, id_author: str | None) -> dict[str, str | None]:
@@ -572,11 +587,12 @@ class Store:
                 with self.transaction():
                     row["white_engine"] = self._engine_key(row["white"], row["stored"])
                     row["black_engine"] = self._engine_key(row["black"], row["stored"])
-                    table = self.db.table("games")
-                    table.insert(row)
-                    self.db.table("tournaments").update(tournament_id, {"updated": row["stored"]})
-                    assert table.last_pk is not None  # an insert sets it
-                    return int(table.last_pk)
+                    conn = self.db.conn
+                    cursor = conn.execute(_INSERT_GAME, [row[c] for c in _GAME_COLUMNS])
+                    conn.execute("UPDATE tournaments SET updated = ? WHERE id = ?",
+                                 [row["stored"], tournament_id])
+                    assert cursor.lastrowid is not None  # an insert sets it
+                    return int(cursor.lastrowid)
             except sqlite3.IntegrityError as exc:
                 if "UNIQUE" in str(exc):
                     raise DuplicateGameError(
