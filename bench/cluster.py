@@ -217,8 +217,12 @@ def parts(db: str, workdir: str) -> dict[str, float]:
     display = LineDisplay(devnull)
     display.run = Run()  # type: ignore[assignment]  # a stand-in with the fields it reads
     final = tally.standings(None)
-    timed("display line", lambda: [display.game_finished(schedule[n], r, final)
-                                   for n, r in enumerate(r for b in parsed for r in b)])
+
+    def lines() -> None:
+        for n, record in enumerate(r for b in parsed for r in b):
+            display.game_finished(schedule[n], record, final)
+
+    timed("display line", lines)
     devnull.close()
     return figures
 
