@@ -23,8 +23,10 @@ are in ``specs/tournament.md``:
 * SPRT (two engines): once a bound is crossed no new game pair starts, the
   game pairs already started are completed, and the run ends ``finished``;
 * a :class:`PairPlayer` given (``--cluster``: :mod:`arbiter.cluster`) plays
-  whole game pairs elsewhere instead of the workers' own engines; taking,
-  storing, standings, SPRT and stopping stay those above (``specs/cluster.md``);
+  whole game pairs elsewhere instead of the workers' own engines, several
+  pairs at a time when many are pending, each batch's games then stored in
+  one transaction; taking, storing, standings, SPRT and stopping stay those
+  above (``specs/cluster.md``);
 * :meth:`Tournament.stop` (the command line calls it on Ctrl-C, SIGTERM,
   SIGHUP or a closed output; the library installs no signal handler): games
   in progress are abandoned (replayed on resume), engines are ended, the run
@@ -75,6 +77,12 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+#: Seconds between two computations of the standings (and the SPRT) by the
+#: batches of a :class:`PairPlayer`: they are the coordinator's largest cost
+#: per game with many games in flight; the display's lines of a batch show
+#: the standings of the latest computation, and the run's end makes them anew.
+BATCH_STANDINGS_INTERVAL = 0.2
 
 #: Engine start-ups (process, handshake, options) at once, per core.  A
 #: start-up is mostly CPU (an interpreter and its imports, a network's
@@ -238,7 +246,7 @@ class PlayerError(Exception):
 
 @dataclass
 class PairResult:
-    """What a :class:`PairPlayer` gives back for a game pair: the games
+    """What a :class:`PairPlayer` gives back for a batch of game pairs: the games
     played (each of those asked at most once, with its record), events to
     store as ``(kind, detail, engine, key)``, and a failure that aborts the
     run once the games played are stored (None: none)."""
@@ -254,13 +262,21 @@ class PairPlayer(Protocol):
 
     :meth:`session` is entered once around the run's workers (connecting,
     then ending every game in flight on the way out, also when cancelled);
-    :meth:`play_pair` plays the given games of one game pair (both, or the one
-    left of it on resume) and returns what was played; cancelled, it leaves
-    the games in flight to the session's end."""
+    :meth:`play_pairs` plays the given game pairs (each both games, or the one
+    left of it on resume), one game at a time, and returns what was played;
+    cancelled, it leaves the games in flight to the session's end.  A pair
+    worker hands it at most :attr:`max_batch` pairs at once, more than one
+    only while every pair worker can have as many.  :meth:`drain` is called
+    once an SPRT decision is reached: pairs handed over but not begun are
+    then not played (their games are left out of the result)."""
+
+    max_batch: int
 
     def session(self, observer: Observer) -> AbstractAsyncContextManager[None]: ...
 
-    async def play_pair(self, games: list[ScheduledGame]) -> PairResult: ...
+    async def play_pairs(self, pairs: list[list[ScheduledGame]]) -> PairResult: ...
+
+    def drain(self) -> None: ...
 
 
 class _Held:
@@ -332,6 +348,7 @@ class Tournament:
         #: the stored games' counts, one game added at a time (see Tally)
         self._tally = Tally(config.engine_names)
         self.standings: Standings = self._tally.standings(self.sprt)
+        self._standings_at = 0.0  # when a pair worker's batch last computed them
         #: the games in progress as readers of the database see them (arbiter/live.py)
         self.live = LiveGames(store, tournament_id, config.game)
 
@@ -361,6 +378,8 @@ class Tournament:
                      else f"<= {status.lower:.2f}")
             self.stopping_note = (f"SPRT: {status.decision} accepted "
                                   f"(LLR {status.llr:.2f} {bound}, {self.sprt})")
+            if self.player is not None:
+                self.player.drain()
 
     def _take(self, holding: frozenset[str]) -> ScheduledGame | None:
         """The next game for a worker holding ``holding``'s engines, or None."""
@@ -387,6 +406,16 @@ class Tournament:
         for game in rest:
             self._pending.remove(game)
         return [first, *rest]
+
+    def _take_pairs(self, most: int, takers: int) -> list[list[ScheduledGame]]:
+        """Up to ``most`` game pairs for one of ``takers`` pair workers: more
+        than one only while the pending games leave as many to every other
+        (so the last pairs are spread, not queued behind one slot)."""
+        count = max(1, min(most, len(self._pending) // (2 * max(1, takers))))
+        pairs: list[list[ScheduledGame]] = []
+        while len(pairs) < count and (games := self._take_pair()) is not None:
+            pairs.append(games)
+        return pairs
 
     # -- the run -------------------------------------------------------------
 
@@ -416,6 +445,9 @@ class Tournament:
         return await self._finish()
 
     async def _finish(self) -> RunResult:
+        if self.player is not None:  # a batch may have left them a moment old
+            self.standings = self._tally.standings(self.sprt)
+            self._check_sprt()
         abandoned = sorted(self.running, key=lambda k: self.schedule.by_key()[k].seq)
         if self._abort:
             status, note = ABORTED, self._abort
@@ -479,22 +511,23 @@ class Tournament:
             async with self.player.session(self.observer):
                 async with trio.open_nursery() as pool:
                     for _ in range(workers):
-                        pool.start_soon(self._pair_worker, self.player)
+                        pool.start_soon(self._pair_worker, self.player, workers)
         except PlayerError as exc:
             self._fatal(str(exc))
 
     # -- a worker --------------------------------------------------------------
 
-    async def _pair_worker(self, player: PairPlayer) -> None:
-        """Take game pairs and have ``player`` play them; store each game
-        played as :meth:`_worker` stores its own (games not played stay in
+    async def _pair_worker(self, player: PairPlayer, takers: int) -> None:
+        """Take game pairs (a batch of them while many are pending, see
+        :meth:`_take_pairs`) and have ``player`` play them; store the games
+        played (:meth:`_keep_batch`; games not played stay in
         :attr:`running`: abandoned, replayed on resume)."""
-        while (games := self._take_pair()) is not None:
-            for scheduled in games:
+        while pairs := self._take_pairs(player.max_batch, takers):
+            for scheduled in (g for games in pairs for g in games):
                 self.running[scheduled.key] = scheduled
                 self.observer.game_started(scheduled)
             try:
-                result = await player.play_pair(games)
+                result = await player.play_pairs(pairs)
             except PlayerError as exc:
                 self._fatal(str(exc))
                 return
@@ -502,12 +535,57 @@ class Tournament:
                 self.observer.message(detail)
                 await self._write(f"recording a {kind} event", functools.partial(
                     self.store.add_event, self.tournament_id, kind, detail, engine=engine, key=key))
-            for scheduled, record in result.played:
-                if not await self._keep(scheduled, record):
-                    return
+            if not await self._keep_batch(result.played):
+                return
             if result.failure is not None:
                 self._fatal(result.failure)
                 return
+
+    async def _keep_batch(self, played: list[tuple[ScheduledGame, GameRecord]]) -> bool:
+        """Store a batch's games in one transaction (a key already stored is
+        skipped and said), whatever happens meanwhile (shielded); standings
+        once for the batch, at most every :data:`BATCH_STANDINGS_INTERVAL`
+        (the last batch's are made at the end).  False if the database
+        failed: the run aborts."""
+        with trio.CancelScope(shield=True):
+            stored = await self._write(f"storing {len(played)} game(s)", self._store_games, played)
+            if stored is None:
+                return False
+            for (scheduled, record), new in zip(played, stored, strict=True):
+                del self.running[scheduled.key]
+                if new:
+                    self.played += 1
+                    row = {"white": record.white, "black": record.black, "result": record.result,
+                           "termination": record.termination, "pairing": scheduled.pairing,
+                           "pair": scheduled.pair, "key": scheduled.key, "seq": scheduled.seq}
+                    self._rows.append(row)
+                    self._tally.add(row)
+            now = trio.current_time()
+            if now - self._standings_at >= BATCH_STANDINGS_INTERVAL:
+                self._standings_at = now
+                self.standings = self._tally.standings(self.sprt)
+                self._check_sprt()
+            for (scheduled, record), new in zip(played, stored, strict=True):
+                if new:
+                    self.observer.game_finished(scheduled, record, self.standings)
+                else:
+                    self.observer.message(f"game {scheduled.key} was already stored (another run "
+                                          "on this database?); the stored game is kept")
+            if self._pgn_error is not None and not self._pgn_error_told:
+                self._pgn_error_told = True
+                self.observer.message(self._pgn_error)
+        return True
+
+    def _store_games(self, played: list[tuple[ScheduledGame, GameRecord]]) -> list[bool]:
+        """In a worker thread: :meth:`_store_game` for each, in one transaction."""
+        with self.store.transaction():
+            stored = [self._store_game(scheduled, record) for scheduled, record in played]
+            for (scheduled, _), new in zip(played, stored, strict=True):
+                if not new:
+                    self.store.add_event(self.tournament_id, "dropped-result",
+                                         f"a second result for game {scheduled.key} was dropped: "
+                                         "the stored game is kept", key=scheduled.key)
+            return stored
 
     async def _worker(self, number: int) -> None:
         """Take games and play them until none is left (or the run stops)."""

@@ -17,6 +17,13 @@ Three figures (issue 14), each printed as the median over ``--rounds``:
   games per second of wall time between the first game's start and the last
   game's end (the records' times: a local cluster's start-up is left out),
   and the whole command's wall time beside it.
+* **parts**: where the coordinator's CPU per game goes, each part timed
+  alone in this process (``time.process_time``) on the records of the
+  large run, in batches of :data:`BATCH` games as the coordinator sees
+  them: the batch's JSON text read, the records parsed
+  (``GameRecord.from_dict``), the games stored in one transaction per
+  batch (``Store.save_game``), the standings once per batch, a display
+  line per game.
 * **stop**: ``--cluster local:2`` with every engine held at its first move
   (``tests/engines_for_tournament/gate.py``), SIGINT to the coordinator,
   then the seconds until no engine process is left, and until the command
@@ -58,6 +65,9 @@ GATE = os.path.join(ROOT, "tests", "engines_for_tournament", "gate.py")
 GAME = "troll"
 #: seconds any step may take before the benchmark gives up (a hang, not a figure)
 GUARD = 600
+#: games per batch in the parts' figures: the coordinator's largest batch
+#: (``MAX_BATCH`` pairs of two games)
+BATCH = 16
 
 
 def environment() -> dict[str, str]:
@@ -146,6 +156,77 @@ class OwnCluster:
             proc.wait(timeout=GUARD)
 
 
+def parts(db: str, workdir: str) -> dict[str, float]:
+    """CPU ms per game of each part of the coordinator's work (see the docstring)."""
+    from arbiter.progress import LineDisplay
+    from arbiter.record import GameRecord
+    from arbiter.schedule import build_schedule
+    from arbiter.standings import Tally
+    from arbiter.store import Store, game_record
+
+    source = Store(db)
+    records = [game_record(row) for row in source.games(1, with_record=True)]
+    source.close()
+    batches = [records[i:i + BATCH] for i in range(0, len(records) - BATCH + 1, BATCH)]
+    texts = [json.dumps([{"key": str(n), "record": r} for n, r in enumerate(b)]) for b in batches]
+    games = len(batches) * BATCH
+    figures: dict[str, float] = {}
+
+    def timed(label: str, work) -> None:
+        began = time.process_time()
+        work()
+        figures[f"part: {label} ms/game"] = (time.process_time() - began) * 1000 / games
+
+    timed("JSON text read", lambda: [json.loads(t) for t in texts])
+    parsed = [[GameRecord.from_dict(r) for r in b] for b in batches]
+    timed("records parsed", lambda: [[GameRecord.from_dict(r) for r in b] for b in batches])
+    schedule = build_schedule(["a", "b"], games=games).games
+    store = Store(fresh_db(workdir, "parts.db"))
+    tid = store.create_tournament(name="parts", game=GAME, format="gauntlet", identity="parts",
+                                  config={}, engines=[{"name": "a"}, {"name": "b"}],
+                                  total_games=games)
+
+    def save() -> None:
+        for number, batch in enumerate(parsed):
+            with store.transaction():
+                for index, record in enumerate(batch):
+                    g = schedule[number * BATCH + index]
+                    store.save_game(tid, key=g.key, seq=g.seq, round=g.round, pairing=g.pairing,
+                                    index=g.index, pair=g.pair, opening=g.opening.to_dict(),
+                                    record=record.to_dict())
+
+    timed("stored (one transaction a batch)", save)
+    store.close()
+    tally = Tally(["a", "b"])
+    rows = [{"white": r.white, "black": r.black, "result": r.result, "termination": r.termination,
+             "pairing": 0, "pair": n // 2, "key": str(n), "seq": n}
+            for n, r in enumerate(r for b in parsed for r in b)]
+
+    def standings() -> None:
+        for number in range(len(batches)):
+            for row in rows[number * BATCH:(number + 1) * BATCH]:
+                tally.add(row)
+            tally.standings(None)
+
+    timed("standings (once a batch)", standings)
+
+    class Run:  # what the line display reads of a run (no ETA: played 0)
+        done, total, played, started_at, sprt = 0, games, 0, 0.0, None
+
+    devnull = open(os.devnull, "w")
+    display = LineDisplay(devnull)
+    display.run = Run()  # type: ignore[assignment]  # a stand-in with the fields it reads
+    final = tally.standings(None)
+
+    def lines() -> None:
+        for n, record in enumerate(r for b in parsed for r in b):
+            display.game_finished(schedule[n], record, final)
+
+    timed("display line", lines)
+    devnull.close()
+    return figures
+
+
 def coordinator_cpu(cluster: OwnCluster | None, engines: str, games: int, concurrency: int,
                     workdir: str) -> float:
     """The CPU of ``arbiter tournament`` itself for ``games`` games: on
@@ -212,6 +293,26 @@ def stop_time(workdir: str, concurrency: int) -> tuple[float, float]:
         open(gate, "w").close()
 
 
+def measure_cpu(options: argparse.Namespace, engines: str, workdir: str,
+                figures: dict[str, list[float]]) -> None:
+    """The coordinator's CPU per game (and a local run's), then its parts."""
+    cluster = OwnCluster(workdir, engines, workers=2, slots=max(1, options.concurrency // 2))
+    try:
+        for _ in range(options.rounds):
+            for label, where in (("coordinator ms/game", cluster),
+                                 ("local run ms/game (games included)", None)):
+                small = coordinator_cpu(where, engines, options.small, options.concurrency, workdir)
+                large = coordinator_cpu(where, engines, options.large, options.concurrency, workdir)
+                per_game = (large - small) / (options.large - options.small)
+                figures.setdefault(label, []).append(per_game * 1000)
+                if where is not None:
+                    for key, value in parts(os.path.join(workdir, f"cpu-{options.large}.db"),
+                                            workdir).items():
+                        figures.setdefault(key, []).append(value)
+    finally:
+        cluster.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -219,28 +320,24 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=100, help="games of the large coordinator run")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--speed-games", type=int, default=40, help="games of the throughput runs")
+    parser.add_argument("--parts", default="cpu,speed,stop",
+                        help="what to measure: any of cpu (with the parts), speed, stop")
     options = parser.parse_args()
+    wanted = set(options.parts.split(","))
     figures: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as workdir:
         engines = write_engines(workdir)
-        cluster = OwnCluster(workdir, engines, workers=2, slots=max(1, options.concurrency // 2))
-        try:
-            for _ in range(options.rounds):
-                for label, where in (("coordinator ms/game", cluster),
-                                     ("local run ms/game (games included)", None)):
-                    small = coordinator_cpu(where, engines, options.small, options.concurrency, workdir)
-                    large = coordinator_cpu(where, engines, options.large, options.concurrency, workdir)
-                    per_game = (large - small) / (options.large - options.small)
-                    figures.setdefault(label, []).append(per_game * 1000)
-        finally:
-            cluster.close()
+        if "cpu" in wanted:
+            measure_cpu(options, engines, workdir, figures)
         for _ in range(options.rounds):
-            for key, value in throughput(engines, options.speed_games, options.concurrency,
-                                         workdir).items():
-                figures.setdefault(key, []).append(value)
-            gone, exited = stop_time(workdir, options.concurrency)
-            figures.setdefault("SIGINT -> last engine gone s", []).append(gone)
-            figures.setdefault("SIGINT -> exit s", []).append(exited)
+            if "speed" in wanted:
+                for key, value in throughput(engines, options.speed_games, options.concurrency,
+                                             workdir).items():
+                    figures.setdefault(key, []).append(value)
+            if "stop" in wanted:
+                gone, exited = stop_time(workdir, options.concurrency)
+                figures.setdefault("SIGINT -> last engine gone s", []).append(gone)
+                figures.setdefault("SIGINT -> exit s", []).append(exited)
     print(f"{GAME}, replay engines, --concurrency {options.concurrency}, "
           f"{options.rounds} round(s), median (min-max):")
     for key, values in figures.items():

@@ -14,6 +14,7 @@ wait.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -176,6 +177,40 @@ def test_an_sprt_match_stops_with_its_pairs_complete(tmp_path):
     assert processes_with(tag) == []
 
 
+def _address(path: Path) -> str | None:
+    try:
+        return json.loads(path.read_text())["address"]
+    except (OSError, ValueError, KeyError):
+        return None  # not written yet, or being written
+
+
+@contextlib.contextmanager
+def own_cluster(tmp_path: Path, worker_args: list[str], scheduler_args: tuple[str, ...] = ()):
+    """A ``dask scheduler`` on 127.0.0.1 (``scheduler_args`` added) and one
+    ``arbiter worker ADDRESS *worker_args`` joined to it; yields the address
+    and the line the worker printed once joined; both end on the way out."""
+    info = tmp_path / "scheduler.json"
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
+         "0", "--no-dashboard", "--scheduler-file", str(info), *scheduler_args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env())
+    worker = None
+    try:
+        address = wait_until("scheduler address", lambda: _address(info), scheduler)
+        worker = start("worker", address, *worker_args, cwd=tmp_path)
+        assert worker.stderr is not None
+        joined = ""
+        while "joined" not in joined:
+            joined = worker.stderr.readline()
+            assert joined, "the worker ended before it joined"
+        yield address, joined
+    finally:
+        for proc in (worker, scheduler):
+            if proc is not None:
+                proc.terminate()
+                proc.communicate(timeout=60)
+
+
 def test_a_worker_without_an_engine_gives_a_clear_error(tmp_path):
     """§Workers: `arbiter worker` plays only the engines of its own file; a
     tournament naming another one aborts, naming the worker and the engine,
@@ -184,40 +219,98 @@ def test_a_worker_without_an_engine_gives_a_clear_error(tmp_path):
         f'[engines.a]\ncmd = "{PY} -m sample_engines.random"\n'
         f'[engines.b]\ncmd = "{PY} -m sample_engines.greedy"\n')
     (tmp_path / "worker.toml").write_text(f'[engines.a]\ncmd = "{PY} -m sample_engines.random"\n')
-    scheduler = subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
-         "0", "--no-dashboard", "--scheduler-file", str(tmp_path / "scheduler.json")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    worker = None
-    try:
-        found = wait_until("scheduler file", lambda: (tmp_path / "scheduler.json").exists(), scheduler)
-        assert found
-        address = wait_until("scheduler address", lambda: _address(tmp_path / "scheduler.json"))
-        worker = start("worker", address, "--engines", "worker.toml", cwd=tmp_path)
-        assert worker.stderr is not None
-        joined = ""
-        while "joined" not in joined:
-            joined = worker.stderr.readline()
-            assert joined, "the worker ended before it joined"
+    with own_cluster(tmp_path, ["--engines", "worker.toml"]) as (address, joined):
         assert "engines a from worker.toml" in joined, joined
         done = cli("tournament", "-g", "troll", "-e", "a", "-e", "b", "--games", "2",
                    "--db", str(tmp_path / "m.db"), "--cluster", address, *FAST, cwd=tmp_path)
-    finally:
-        for proc in (worker, scheduler):
-            if proc is not None:
-                proc.terminate()
-                proc.communicate(timeout=60)
     assert done.returncode == 1, done.stderr
     assert "has no engine 'b' in worker.toml (it has: a)" in done.stderr
     assert "worker tcp://127.0.0.1:" in done.stderr
     assert count_games(tmp_path / "m.db") == 0
 
 
-def _address(path: Path) -> str | None:
+def test_a_cluster_over_tls_plays_the_tournament(tmp_path):
+    """§Security: a scheduler, a worker and a coordinator each with a
+    certificate of one CA (mutual TLS, Dask's Security), all over tls://:
+    every game is played on the worker and stored once; the worker's engines
+    are kept from pair to pair (§Workers: one process per engine here)."""
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    for who in ("scheduler", "worker", "coordinator"):
+        cert = ca.issue_cert("127.0.0.1", "localhost", common_name=who)
+        cert.private_key_pem.write_to_path(str(tmp_path / f"{who}.key"))
+        cert.cert_chain_pems[0].write_to_path(str(tmp_path / f"{who}.pem"))
+
+    def tls(who: str) -> list[str]:
+        return ["--tls-ca", str(tmp_path / "ca.pem"), "--tls-cert", str(tmp_path / f"{who}.pem"),
+                "--tls-key", str(tmp_path / f"{who}.key")]
+
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    (tmp_path / "engines.toml").write_text(
+        f'[engines.a]\ncmd = "{PY} -m sample_engines.random"\nenv = {{TAG = "{tag}"}}\n'
+        f'[engines.b]\ncmd = "{PY} -m sample_engines.greedy"\nenv = {{TAG = "{tag}"}}\n')
+    scheduler_tls = ("--protocol", "tls", "--tls-ca-file", str(tmp_path / "ca.pem"),
+                     "--tls-cert", str(tmp_path / "scheduler.pem"),
+                     "--tls-key", str(tmp_path / "scheduler.key"))
+    db = tmp_path / "t.db"
+    with own_cluster(tmp_path, ["--engines", "engines.toml", *tls("worker")],
+                     scheduler_tls) as (address, joined):
+        assert address.startswith("tls://127.0.0.1:") and "worker tls://127.0.0.1:" in joined
+        done = cli("tournament", "-g", "troll", "-e", "a", "-e", "b", "--games", "6", "-c", "1",
+                   "--db", str(db), "--cluster", address, *tls("coordinator"), *FAST, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert len(processes_with(tag)) == 2  # kept by the worker for a next pair, idle
+    assert f"cluster {address}: 1 worker(s)" in done.stdout
+    assert_every_game_once(db, ["a", "b"], 6)
+    assert len({(r["white"], r["black"]) for r in rows(db)}) == 2
+    assert wait_until("no engine left", lambda: processes_with(tag) == [] or None, limit=30)
+
+
+KILLER = """
+import os, signal, time
+from protocol.sdk import Engine, run
+
+class Killer(Engine):
+    name = "Killer"
+
+    def choose_move(self, position, limits):
+        while not os.path.exists(os.environ["GATE"]):
+            time.sleep(0.01)
+        os.kill(os.getppid(), signal.SIGKILL)  # the worker process that runs this engine
+        time.sleep(60)
+        return position.legal_moves()[0]
+
+run(Killer)
+"""
+
+
+def test_a_pair_that_kills_three_workers_aborts_keeping_the_stored_games(tmp_path):
+    """§Exactly once (3): engine ``a`` kills the worker process playing it at
+    its first move (once the gate file exists, after the pair b-c is
+    stored); Dask restarts the worker and plays the batch elsewhere, three
+    times; then the run aborts saying so (Dask's KilledWorker), with every
+    stored game kept and no engine left."""
+    db, gate, tag = tmp_path / "kw.db", tmp_path / "gate", f"arbiter-test-{uuid.uuid4()}"
+    (tmp_path / "killer.py").write_text(KILLER)
+    killer = f"cmd='{PY} {tmp_path / 'killer.py'}' name=a env.GATE={gate} env.TAG={tag}"
+    proc = start("tournament", "-g", "troll", "-e", killer, "-e", spec("b", TAG=tag),
+                 "-e", spec("c", "greedy", TAG=tag), "--games", "2", "-c", "3", "--db", db,
+                 "--cluster", "local:2", *FAST, cwd=tmp_path)
     try:
-        return json.loads(path.read_text())["address"]
-    except (OSError, ValueError, KeyError):
-        return None  # being written
+        wait_for_games(db, 2, proc, limit=GUARD)  # b-c stored; a's two pairs wait at the gate
+        gate.touch()
+        out, err = proc.communicate(timeout=GUARD)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, err
+    assert "took down 3 workers in a row (Dask's KilledWorker" in err, err
+    assert "the games stored are kept" in err and "Traceback" not in err
+    assert sorted(r["key"] for r in rows(db)) == [
+        g.key for g in build_schedule(["a", "b", "c"], games=2) if "a" not in g.players]
+    assert one(db, "pragma integrity_check")[0] == "ok"
+    assert one(db, "select status from tournaments where id = 1")[0] == "aborted"
+    assert wait_until("no engine left", lambda: processes_with(tag) == [] or None, limit=30)
 
 
 @pytest.mark.parametrize(("address", "flags", "message"), [

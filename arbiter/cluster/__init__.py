@@ -7,9 +7,11 @@
   versions a worker must share (pure);
 * :mod:`~arbiter.cluster.coordinator`: :class:`ClusterPlayer`, the
   tournament's :class:`~arbiter.tournament.PairPlayer` on a cluster;
-* :mod:`~arbiter.cluster.worker`: the worker plugin and the task that plays a
-  pair with the normal trio match.
+* :mod:`~arbiter.cluster.worker`: the worker plugin and the task that hands a
+  batch of pairs to
+* :mod:`~arbiter.cluster.loop`: the worker's long-lived trio loop, playing the
+  normal trio match and keeping engines from pair to pair.
 
-Dask is imported only by the last two, so the rest of the arbiter runs
-without it.
+Dask is imported only by the coordinator and the worker, so the rest of the
+arbiter runs without it.
 """

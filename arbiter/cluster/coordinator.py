@@ -3,10 +3,11 @@ run (``specs/cluster.md`` §The coordinator).
 
 :class:`ClusterPlayer` is the :class:`arbiter.tournament.PairPlayer` of
 ``--cluster``: the tournament takes, stores and tallies as in a local run, and
-hands each game pair to :meth:`ClusterPlayer.play_pair`, which submits it as
+hands each batch of game pairs (one pair, or up to :data:`MAX_BATCH` while
+many are pending) to :meth:`ClusterPlayer.play_pairs`, which submits it as
 one impure task needing one ``slots`` resource and waits for its result.
 The tournament runs at most ``--concurrency`` pair workers, so at most that
-many pairs (each playing one game at a time) are in flight.
+many batches (each playing one game at a time) are in flight.
 
 **The bridge** (trio beside Dask's Tornado/asyncio): the client is Dask's
 synchronous :class:`distributed.Client`, whose own event loop runs in a thread
@@ -19,10 +20,11 @@ batches, and the thread wakes their trio tasks through the run's
 :class:`trio.lowlevel.TrioToken`.  So a thousand pairs in flight cost a
 thousand futures and one thread, and no trio task blocks a thread.
 
-**Stopping**: the session's end (a finished run, Ctrl-C, an SPRT decision
-reached, an abort) sets the run's stop :class:`distributed.Event`, which every
-pair in flight watches on its worker (:mod:`arbiter.cluster.worker`), waits up
-to :data:`STOP_WAIT` for them to end their engines, cancels what is left and
+**Stopping**: an SPRT decision sets the run's drain :class:`distributed.Event`
+(the batches in flight begin no further pair).  The session's end (a finished
+run, Ctrl-C, an abort) sets the run's stop event, which every batch in flight
+watches on its worker (:mod:`arbiter.cluster.loop`), waits up to
+:data:`STOP_WAIT` for them to end their engines, cancels what is left and
 closes the client (and the local cluster it started).
 """
 
@@ -48,9 +50,10 @@ from arbiter.tournament import Observer, PairResult, PlayerError
 
 from .address import ClusterTarget
 from .task import Outcome, WorkerRefused, make_request, read_result
-from .worker import ArbiterPlugin, play_pair
+from .worker import ArbiterPlugin, play_pairs
 
-__all__ = ["ClusterPlayer", "ClusterError", "CONNECT_TIMEOUT", "STOP_WAIT", "FAILED_WORKERS"]
+__all__ = ["ClusterPlayer", "ClusterError", "CONNECT_TIMEOUT", "STOP_WAIT", "FAILED_WORKERS",
+           "MAX_BATCH"]
 
 #: Seconds to reach a scheduler before giving up (Dask's client timeout).
 CONNECT_TIMEOUT = 30
@@ -65,8 +68,14 @@ STOP_LOOK = 0.05
 #: ``allowed-failures`` is one less.  Set for ``local:N``; a scheduler of
 #: one's own is started with it (``specs/cluster.md`` §Exactly once).
 FAILED_WORKERS = 3
-#: The resource every pair needs one of: a worker's ``--slots``.
+#: The resource every batch needs one of: a worker's ``--slots``.
 SLOTS = "slots"
+#: Most game pairs in one task.  A task costs the coordinator about as much
+#: CPU as storing its games (``bench/README.md`` §``cluster.py``), so a batch
+#: of 8 pairs (16 games) makes that a small part; more would only hold more
+#: pairs on one slot while others may be free near a run's end (the
+#: tournament batches only while every pair worker can have as many).
+MAX_BATCH = 8
 
 
 class ClusterError(PlayerError):
@@ -81,10 +90,15 @@ class ClusterPlayer:
         self.config = config
         self.settings = {"game": config.game, "tc": config.tc,
                          "timemargin_ms": config.timemargin_ms, "maxplies": config.maxplies,
-                         "stall_ms": config.stall_ms, "restart": config.restart}
+                         "stall_ms": config.stall_ms, "restart": config.restart,
+                         "resign": config.resign, "draw": config.draw}
         self.tag = uuid.uuid4().hex[:12]
-        #: the Dask Event every pair of this run watches
+        #: the Dask Events every batch of this run watches: stop its games;
+        #: begin no further pair (an SPRT decision)
         self.stop_name = f"arbiter-stop-{self.tag}"
+        self.drain_name = f"arbiter-drain-{self.tag}"
+        self.max_batch = MAX_BATCH
+        self.drained = False
         self._numbers = itertools.count(1)
         self._client: Client | None = None
         self._cluster: LocalCluster | None = None
@@ -183,22 +197,40 @@ class ClusterPlayer:
 
     # -- pairs -----------------------------------------------------------------
 
+    def drain(self) -> None:
+        """An SPRT decision: batches in flight begin no further pair (the
+        event is set from a thread: it is a request to the scheduler)."""
+        client = self._client
+        if client is None or self.drained:
+            return
+        self.drained = True
+
+        def set_drain() -> None:
+            try:
+                Event(self.drain_name, client=client).set()
+            except (OSError, TimeoutError):
+                pass  # the scheduler gone: the session's end stops the rest
+
+        threading.Thread(target=set_drain, name="arbiter-cluster-drain", daemon=True).start()
+
     def _submit(self, request: dict[str, Any], key: str) -> Future:
-        """The pair's task (``submit`` queues it for the client's loop: no wait)."""
-        assert self._client is not None, "play_pair outside the session"
-        future = self._client.submit(play_pair, request, key=key, pure=False,
+        """The batch's task (``submit`` queues it for the client's loop: no wait)."""
+        assert self._client is not None, "play_pairs outside the session"
+        future = self._client.submit(play_pairs, request, key=key, pure=False,
                                      resources={SLOTS: 1})
         self._in_flight.add(future)
         self.submitted += 1
         return future
 
-    async def play_pair(self, games: list[ScheduledGame]) -> PairResult:
-        """Play ``games`` (one game pair) on a worker: the games it played
-        and its events; :class:`ClusterError` if the cluster failed the pair.
-        Cancelled, the pair stays in flight until the session stops it."""
-        request = make_request(self.settings, self.config.engines, games, self.stop_name)
+    async def play_pairs(self, pairs: list[list[ScheduledGame]]) -> PairResult:
+        """Play ``pairs`` on a worker, in order: the games it played and its
+        events; :class:`ClusterError` if the cluster failed the batch.
+        Cancelled, the batch stays in flight until the session stops it."""
+        games = [g for pair in pairs for g in pair]
+        request = make_request(self.settings, self.config.engines, pairs, self.stop_name,
+                               self.drain_name)
         key = f"arbiter-{self.tag}-{games[0].key}-{next(self._numbers)}"
-        assert self._results is not None, "play_pair outside the session"
+        assert self._results is not None, "play_pairs outside the session"
         done = _Waiter()
         self._results.waiting[key] = done
         future = self._submit(request, key)
@@ -206,27 +238,27 @@ class ClusterPlayer:
         await done.event.wait()
         self._in_flight.discard(future)
         if future.status == "finished":
-            return _pair_result(read_result(done.result, games), games)
+            return _pair_result(read_result(done.result, games), games, self.drained)
         keys = ", ".join(g.key for g in games)
         try:  # the error itself, raised here (the rare path: a thread is fine)
             await trio.to_thread.run_sync(future.result)
-            raise ClusterError(f"game pair {keys}: the cluster says {future.status}")
+            raise ClusterError(f"games {keys}: the cluster says {future.status}")
         except KilledWorker as exc:
             last = getattr(exc, "last_worker", None)
             raise ClusterError(
-                f"game pair {keys} took down {FAILED_WORKERS} workers in a row (Dask's "
+                f"games {keys} took down {FAILED_WORKERS} workers in a row (Dask's "
                 f"KilledWorker; the last was {getattr(last, 'address', last) or '?'}): an engine "
                 "that kills its worker, or a worker out of memory?; the games stored are kept"
             ) from None
         except (WorkerRefused, ClusterError) as exc:
             raise ClusterError(str(exc)) from None
         except Exception as exc:  # anything else the task raised travels back as itself
-            raise ClusterError(f"game pair {keys} failed on the cluster: "
+            raise ClusterError(f"games {keys} failed on the cluster: "
                                f"{type(exc).__name__}: {exc}") from None
 
 
 class _Waiter:
-    """A trio task waiting for one pair's result."""
+    """A trio task waiting for one batch's result."""
 
     def __init__(self) -> None:
         self.event = trio.Event()
@@ -291,16 +323,18 @@ def _games_in(future: Future) -> int:
         return 0
 
 
-def _pair_result(outcome: Outcome, games: list[ScheduledGame]) -> PairResult:
+def _pair_result(outcome: Outcome, games: list[ScheduledGame], drained: bool) -> PairResult:
     """The tournament's view of a worker's checked result: dropped parts
-    become events, a requested game without a record a failure."""
+    become events, a requested game without a record a failure (unless its
+    pair was skipped after the run was drained)."""
     events: list[tuple[str, str, str | None, str | None]] = [
         (e["kind"], e["detail"], e["engine"] or None, e["key"] or None) for e in outcome.events]
     events += [("dropped-result", f"a result from worker {outcome.worker} was dropped: {why}",
                 None, None) for why in outcome.dropped]
     failure = outcome.failure
     played = {scheduled.key for scheduled, _ in outcome.played}
-    missing = [g.key for g in games if g.key not in played]
+    skipped = set(outcome.skipped) if drained else set()
+    missing = [g.key for g in games if g.key not in played and g.key not in skipped]
     if failure is None and missing:
         failure = (f"worker {outcome.worker} returned no record for game(s) {', '.join(missing)}; "
                    "stopping, the games stored are kept")

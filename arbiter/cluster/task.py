@@ -1,9 +1,10 @@
 """What a coordinator and a worker say to each other: plain data, no I/O.
 
-A game pair travels as a *request* (a dict of JSON values: the games' keys,
-colours and openings, the match settings, the engines by **name and options
-only**) and comes back as a *result* (the records as ``GameRecord.to_dict()``
-values, events, a failure).  Nothing here imports Dask or trio, so both sides
+A batch of game pairs travels as a *request* (a dict of JSON values: the
+games' keys, colours and openings pair by pair, the match settings, the
+engines by **name and options only**) and comes back as a *result* (the
+records as ``GameRecord.to_dict()`` values, events, a failure, the keys of
+pairs not begun).  Nothing here imports Dask or trio, so both sides
 and the tests read the same rules (``specs/cluster.md`` §Requests and results).
 
 * :func:`versions`: what must match between a coordinator and its workers;
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 #: The layout of requests and results; a change to either bumps it.
-CLUSTER_VERSION = 1
+CLUSTER_VERSION = 2
 
 
 class WorkerRefused(RuntimeError):
@@ -88,20 +89,22 @@ def version_problem(worker: str, ours: Mapping[str, str], coordinator: Mapping[s
 
 
 def make_request(settings: Mapping[str, Any], engines: Sequence[EngineConfig],
-                 games: Sequence[ScheduledGame], stop: str) -> dict[str, Any]:
-    """The request for ``games`` (one game pair, or what is left of it).
+                 pairs: Sequence[Sequence[ScheduledGame]], stop: str, drain: str) -> dict[str, Any]:
+    """The request for ``pairs`` (each a game pair, or what is left of it),
+    played in order on one slot.
 
     ``settings`` are the match settings (``game``, ``tc``, ``timemargin_ms``,
-    ``maxplies``, ``stall_ms``, ``restart``); ``engines`` the tournament's,
-    of which only the name, the options and the engine's own time control
-    travel; ``stop`` names the coordination primitive the worker watches."""
-    wanted = {name for g in games for name in (g.white, g.black)}
+    ``maxplies``, ``stall_ms``, ``restart``, ``resign``, ``draw``); ``engines``
+    the tournament's, of which only the name, the options and the engine's own
+    time control travel; ``stop`` and ``drain`` name the coordination
+    primitives the worker watches (stop the games; begin no further pair)."""
+    wanted = {name for games in pairs for g in games for name in (g.white, g.black)}
     return {
-        "versions": versions(), "stop": stop, **dict(settings),
+        "versions": versions(), "stop": stop, "drain": drain, **dict(settings),
         "engines": {e.name: {"options": dict(e.options), "tc": e.tc, "timemargin_ms": e.timemargin_ms}
                     for e in engines if e.name in wanted},
-        "games": [{"key": g.key, "white": g.white, "black": g.black, "fen": g.opening.fen,
-                   "moves": list(g.opening.moves)} for g in games],
+        "pairs": [[{"key": g.key, "white": g.white, "black": g.black, "fen": g.opening.fen,
+                    "moves": list(g.opening.moves)} for g in games] for games in pairs],
     }
 
 
@@ -136,13 +139,15 @@ def engine_for(name: str, requested: Mapping[str, Any], tables: Mapping[str, Eng
 class Outcome:
     """A result as the coordinator keeps it: the records of the requested
     games, each at most once (``played``), the worker's events, what was
-    dropped and why (``dropped``), and the failure that ended the pair, if
-    one did (a handshake failing twice: the run aborts)."""
+    dropped and why (``dropped``), the requested keys of pairs the worker did
+    not begin because the run was drained (``skipped``), and the failure that
+    ended the batch, if one did (a handshake failing twice: the run aborts)."""
 
     worker: str
     played: list[tuple[ScheduledGame, GameRecord]] = field(default_factory=list)
     events: list[dict[str, str]] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
     failure: str | None = None
 
 
@@ -179,6 +184,9 @@ def read_result(result: Any, games: Sequence[ScheduledGame]) -> Outcome:
             continue
         seen.add(key)
         outcome.played.append((scheduled, record))
+    skipped = result.get("skipped") or []
+    outcome.skipped = [str(k) for k in skipped if str(k) in by_key and str(k) not in seen] \
+        if isinstance(skipped, list) else []
     for event in result.get("events") or []:
         if isinstance(event, Mapping):
             outcome.events.append({k: str(event.get(k, "")) for k in ("kind", "detail", "engine", "key")})

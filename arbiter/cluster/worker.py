@@ -1,55 +1,40 @@
-"""The worker side: a Dask ``WorkerPlugin`` holding this worker's engines, and
-the task that plays one game pair (``specs/cluster.md`` §Workers).
+"""The worker side: a Dask ``WorkerPlugin`` holding this worker's engines and
+its game loop, and the task that plays a batch of game pairs
+(``specs/cluster.md`` §Workers).
 
-:func:`play_pair` is the task the coordinator submits.  It runs in one of the
-worker's task threads and plays the pair there with :func:`trio.run`: the
-normal match (:func:`arbiter.match.play_game`, engines of
+:func:`play_pairs` is the task the coordinator submits.  It runs in one of the
+worker's task threads, checks the request (versions, engines of this worker's
+own file) and hands the batch to the plugin's :class:`~arbiter.cluster.loop.GameLoop`:
+one long-lived trio run in a thread of its own, started with the plugin, that
+plays the normal match (:func:`arbiter.match.play_game`, engines of
 :func:`arbiter.engine.open_engine`, so process groups and the parent-death
-signal are those of a local run).  Its result is plain data
-(:mod:`arbiter.cluster.task`); it never touches the database.
-
-Beside the games, a trio task watches the run's stop primitive (a Dask
-``Event``, set by the coordinator) and the task's own state on the worker
-(cancelled by the coordinator, or released because the coordinator went
-away); either cancels the games, whose engines then end as they end on Ctrl-C
-in a local run.  The games finished by then are returned.
+signal are those of a local run) and keeps engines from pair to pair.  The
+task thread blocks until the result is ready.  The result is plain data
+(:mod:`arbiter.cluster.task`); the worker never touches the database.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import signal
 import threading
 from collections.abc import Callable, Mapping
-from contextlib import AsyncExitStack
 from typing import Any
 
-import trio
-from distributed import Event, WorkerPlugin, get_worker
+from distributed import Event, Reschedule, WorkerPlugin, get_worker
 
-from arbiter.clock import TimeControl
-from arbiter.engine import Engine, EngineConfig, EngineStartError, open_engine
-from arbiter.games import get_game
-from arbiter.match import play_game
+from arbiter.engine import EngineConfig
 
+from .loop import STOP_POLL, Batch, GameLoop, LoopClosed
 from .task import WorkerRefused, engine_for, version_problem, versions
 
-__all__ = ["PLUGIN_NAME", "STOP_POLL", "ArbiterPlugin", "play_pair", "serve_worker"]
+__all__ = ["PLUGIN_NAME", "STOP_POLL", "ArbiterPlugin", "play_pairs", "serve_worker"]
 
 #: The name the plugin is registered under on each worker.
 PLUGIN_NAME = "arbiter"
 
-#: Seconds a pair's wait on its stop event lasts before it looks at its
-#: task's state (cancelled, or released because the coordinator went away)
-#: and waits again.  The wait is answered by the scheduler the moment the
-#: event is set (a long poll), so this bounds only how late a cancel is
-#: noticed, and each wait is one request to the scheduler: with thousands of
-#: pairs in flight, shorter would load it for nothing.
-STOP_POLL = 2.0
-
-#: Task states (on the worker) that mean nobody wants the pair any more.
+#: Task states (on the worker) that mean nobody wants the batch any more.
 _UNWANTED = frozenset({"cancelled", "released", "forgotten"})
 
 
@@ -57,6 +42,8 @@ class ArbiterPlugin(WorkerPlugin):
     """This worker's engines: the tables of its own engines file (``source``
     names it in messages), and where their I/O logs go (None: nowhere).
     The coordinator names engines; their commands come only from here.
+    :meth:`setup` starts the worker's game loop, :meth:`teardown` ends it
+    with every engine it holds.
 
     ``ignore_interrupt``: the worker process ignores SIGINT (the workers of
     ``local:N`` share the coordinator's terminal, whose Ctrl-C is the
@@ -70,18 +57,31 @@ class ArbiterPlugin(WorkerPlugin):
         self.source = source
         self.log_dir = log_dir
         self.ignore_interrupt = ignore_interrupt
+        self.loop: GameLoop | None = None
 
     def setup(self, worker: Any) -> None:
         versions()  # computed once, before the first game
         if self.ignore_interrupt and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+        self.loop = GameLoop(worker.state.nthreads, self.log_dir)
+        self.loop.start()
+
+    async def teardown(self, worker: Any) -> None:
+        """The loop ends its engines (in a thread: the worker's own loop runs on)."""
+        loop, self.loop = self.loop, None
+        if loop is not None:
+            await asyncio.to_thread(loop.close)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "loop": None}  # a loop is a worker's own
 
 
-def play_pair(request: dict[str, Any]) -> dict[str, Any]:
-    """The task: play the games of ``request`` on this worker; returns the
-    result (``specs/cluster.md`` §Requests and results).  Raises
+def play_pairs(request: dict[str, Any]) -> dict[str, Any]:
+    """The task: play the game pairs of ``request`` on this worker, in order;
+    returns the result (``specs/cluster.md`` §Requests and results).  Raises
     :class:`~arbiter.cluster.task.WorkerRefused` (naming this worker) for
-    other versions, a missing engine or a worker without the plugin."""
+    other versions, a missing engine or a worker without the plugin, and
+    Dask's ``Reschedule`` if the worker is closing (another plays it)."""
     worker = get_worker()
     address = worker.address
     plugin = worker.plugins.get(PLUGIN_NAME)
@@ -93,111 +93,20 @@ def play_pair(request: dict[str, Any]) -> dict[str, Any]:
         raise WorkerRefused(problem)
     engines = {name: engine_for(name, wanted, plugin.tables, address, plugin.source)
                for name, wanted in request["engines"].items()}
-    stop = Event(request["stop"])
     key = worker.get_current_task()
 
-    def stopped() -> bool:
-        """Blocks up to STOP_POLL: whether the pair is to stop."""
-        if stop.wait(STOP_POLL):
-            return True
+    def wanted() -> bool:
         task = worker.state.tasks.get(key)
-        return task is None or task.state in _UNWANTED
+        return task is not None and task.state not in _UNWANTED
 
-    return trio.run(_play, request, engines, plugin.log_dir, address, stopped)
-
-
-async def _play(request: dict[str, Any], engines: dict[str, EngineConfig], log_dir: str | None,
-                address: str, stopped: Callable[[], bool]) -> dict[str, Any]:
-    result: dict[str, Any] = {"worker": address, "games": [], "events": [], "failure": None,
-                              "stopped": False}
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(_watch, stopped, nursery.cancel_scope, result)
-        await _Pair(request, engines, log_dir, result).play()
-        nursery.cancel_scope.cancel()
-    result["games"] = json.dumps(result["games"])  # one text: a fraction of the cost to send
-    return result
-
-
-async def _watch(stopped: Callable[[], bool], scope: trio.CancelScope, result: dict[str, Any]) -> None:
-    """Cancel the pair's games once the stop primitive is set or the task unwanted."""
-    while not await trio.to_thread.run_sync(stopped, abandon_on_cancel=True):
-        pass
-    result["stopped"] = True
-    scope.cancel()
-
-
-class _Pair:
-    """The games of one request, played in order by the same two engines
-    (kept from game to game as a local run keeps them; started afresh after a
-    crash or with ``restart``).  A handshake that fails is tried once more with
-    fresh processes; a second failure ends the pair with ``failure`` set, as
-    it aborts a local run."""
-
-    def __init__(self, request: dict[str, Any], engines: dict[str, EngineConfig],
-                 log_dir: str | None, result: dict[str, Any]):
-        self.request = request
-        self.engines = engines
-        self.log_dir = log_dir
-        self.result = result
-        self.game = get_game(request["game"])
-        self.tc = TimeControl.parse(request["tc"])
-        self.pending = list(request["games"])
-        self.failed: set[str] = set()  # keys whose handshake failed once
-
-    async def play(self) -> None:
-        while self.pending and self.result["failure"] is None:
-            async with AsyncExitStack() as stack:
-                try:
-                    held = {name: await stack.enter_async_context(
-                        open_engine(config, log_dir=self.log_dir))
-                        for name, config in self.engines.items()}
-                    await self._games(held)
-                except EngineStartError as exc:
-                    self._handshake_failed(exc)
-
-    async def _games(self, held: dict[str, Engine]) -> None:
-        """Play pending games with ``held`` until one leaves an engine unfit."""
-        while self.pending:
-            game = self.pending[0]
-            record = await play_game(
-                self.game, held[game["white"]], held[game["black"]], fen=game["fen"],
-                opening_moves=game["moves"], tc=self.tc,
-                timemargin_ms=self.request["timemargin_ms"], maxplies=self.request["maxplies"],
-                stall_ms=self.request["stall_ms"])
-            self.pending.pop(0)
-            self.result["games"].append({"key": game["key"], "record": record.to_dict()})
-            if self.pending and not await self._fit(held, game["key"], record.termination):
-                return
-
-    async def _fit(self, held: dict[str, Engine], key: str, termination: str) -> bool:
-        """Whether both engines may play the next game (as in a local run)."""
-        if self.request["restart"]:
-            return False
-        fit = True
-        for name, engine in held.items():
-            if not engine.healthy and engine.fault is None:
-                await engine.finish_search()  # searching when the game ended: stop it
-            if not engine.healthy:
-                reason = engine.fault.detail if engine.fault else "not ready for another game"
-                self._event("restart", f"engine {name!r} restarted after game {key} "
-                                       f"({termination}): {reason}", name, key)
-                fit = False
-        return fit
-
-    def _handshake_failed(self, exc: EngineStartError) -> None:
-        key = self.pending[0]["key"]
-        detail = f"game {key} not played: {exc}"
-        self._event("handshake-failed", detail, exc.engine, key)
-        if key in self.failed:
-            self.result["failure"] = (f"handshake-failure: engine {exc.engine!r} failed twice: "
-                                      f"{exc.reason} (game {key} not played, on worker "
-                                      f"{self.result['worker']})")
-        self.failed.add(key)
-
-    def _event(self, kind: str, detail: str, engine: str, key: str) -> None:
-        where = f" (on worker {self.result['worker']})"
-        self.result["events"].append({"kind": kind, "detail": detail + where, "engine": engine,
-                                      "key": key})
+    loop = plugin.loop
+    if loop is None:
+        raise Reschedule()
+    try:
+        return loop.play(Batch(request, engines, address, Event(request["stop"]),
+                               Event(request["drain"]), wanted))
+    except LoopClosed:
+        raise Reschedule() from None
 
 
 # --------------------------------------------------------------------------
