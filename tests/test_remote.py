@@ -14,15 +14,28 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
+import trio
+import trio.testing
+from bad_engines.harness import FAST
 from cli import PROCESS_TIMEOUT, invoke, start
 from test_server import FAULTS, _connect, _Server, _token, _wait_gone, spec
 
+from arbiter.engine import Engine, EngineConfig
+from arbiter.engine.socket_transport import SocketTransport
 from arbiter.enginespec import EngineSpecError, parse_engine_spec
+from arbiter.games import get_game
+from arbiter.match import play_game
 from arbiter.server.remote_run import remote_name
 from arbiter.store import Store
+from protocol import wire
+from protocol.wire import CLIENT, NEED_DATA, SERVER, WireConnection
 
 #: the runs of these tests: instant engines, a clock no honest one runs out of
 TC = "20+0.2"
@@ -324,3 +337,85 @@ def test_arena_standings_and_export(tmp_path: Path) -> None:
     assert both.returncode == 2 and "not both" in both.stderr
     unknown = invoke("standings", "--db", db, "--arena", "nope")
     assert unknown.returncode == 2 and "no arena named 'nope'" in unknown.stderr
+
+
+# --------------------------------------------------------------------------
+# A remote engine's clock in the match, in process (specs/wire.md §Clock
+# fairness, §Disconnect and resume): the real match, conversation and
+# socket transport over trio's in-memory streams, a scripted client on the
+# other end, trio's autojump clock (no real time)
+# --------------------------------------------------------------------------
+
+
+async def _wire_pair() -> tuple[trio.abc.Stream, WireConnection, trio.abc.Stream, WireConnection]:
+    """Both ends of a connection after hello and welcome."""
+    server_end, client_end = trio.testing.memory_stream_pair()
+    client, server = WireConnection(CLIENT), WireConnection(SERVER)
+    server.receive_data(client.send(wire.Hello(wire.WIRE_VERSION, "alice.x", "remote", "Remote 1")))
+    assert isinstance(server.next_event(), wire.Hello)
+    client.receive_data(server.send(wire.Welcome(wire.WIRE_VERSION, "s", 5000)))
+    assert isinstance(client.next_event(), wire.Welcome)
+    return server_end, server, client_end, client
+
+
+async def _scripted_client(stream: trio.abc.Stream, conn: WireConnection, *, delay: float = 0.0,
+                           think: int | None = None, heard: list[str] | None = None) -> None:
+    """A remote troll engine: its bestmove (the first legal move) ``delay``
+    seconds after each go, reporting ``think`` ms; what it hears in ``heard``."""
+    position = get_game("troll").position(None, [])
+    while data := await stream.receive_some():
+        conn.receive_data(data)
+        while (event := conn.next_event()) is not NEED_DATA:
+            if not isinstance(event, wire.Lines):
+                continue
+            for line in event.lines:
+                if heard is not None:
+                    heard.append(line)
+                word = line.split()[0]
+                answer: list[str] = []
+                if word == "ugi":
+                    answer = ["id name scripted", "ugiok"]
+                elif word == "isready":
+                    answer = ["readyok"]
+                elif word == "position":
+                    moves = line.split(" moves ", 1)[1].split() if " moves " in line else []
+                    position = get_game("troll").position(None, moves)
+                elif word == "go":
+                    await trio.sleep(delay)
+                    answer = [f"bestmove {position.legal_moves()[0]}"]
+                if answer:
+                    frames = wire.lines_frames(answer, think if word == "go" else None)
+                    await stream.send_all(b"".join(conn.send(frame) for frame in frames))
+
+
+@asynccontextmanager
+async def _remote_engine(nursery: trio.Nursery, **client: Any) -> AsyncIterator[Engine]:
+    server_end, server, client_end, client_conn = await _wire_pair()
+    transport = SocketTransport(server_end, server)
+    nursery.start_soon(transport.run)
+    nursery.start_soon(partial(_scripted_client, client_end, client_conn, **client))
+    engine = Engine(EngineConfig(cmd="remote:x", name=client.pop("name", "remote")), FAST, transport)
+    await engine.handshake()
+    yield engine
+
+
+@pytest.mark.parametrize(("delay", "think", "termination"), [
+    (1.04, 990, "max-plies"),  # 50 ms of lag on the last 10 ms: the quota (60 ms) saves it
+    (1.07, 0, "time-forfeit"),  # past the deadline and the whole quota: lost on time
+])
+async def test_the_search_deadline_is_extended_by_the_lag_quota(
+        autojump_clock: trio.abc.Clock, delay: float, think: int, termination: str) -> None:
+    """specs/wire.md §Clock fairness: a bestmove that arrives after the clock's
+    deadline but within what the lag quota can compensate is waited for and
+    charged less its lag; the wait is bounded by the quota (at 1+0: 3 gains
+    of 20 ms)."""
+    async with trio.open_nursery() as nursery:
+        async with _remote_engine(nursery, delay=delay, think=think) as white, \
+                _remote_engine(nursery) as black:
+            record = await play_game("troll", white, black, tc="1+0", maxplies=2)
+        nursery.cancel_scope.cancel()
+    assert record.termination == termination, record.termination_detail
+    if termination == "max-plies":
+        assert record.moves[0].time_ms == 990  # 1.04 s measured, 50 ms compensated
+    else:
+        assert record.result == "0-1" and record.moves == []

@@ -164,6 +164,13 @@ class SocketTransport:
 
     # -- the owner's side ---------------------------------------------------------------
 
+    def lag_allowance(self) -> float:
+        """The most the lag quota can take off the search in progress
+        (seconds; 0 without a quota or a search): the match waits that much
+        past the clock's deadline for its bestmove (specs/wire.md §Clock fairness)."""
+        quota = self._quota
+        return quota.quota if quota is not None and self._go_at is not None else 0.0
+
     @property
     def detached(self) -> bool:
         return self.detached_since is not None
