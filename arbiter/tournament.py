@@ -49,7 +49,7 @@ from arbiter.clock import TimeControl
 from arbiter.config import TournamentConfig
 from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
 from arbiter.enginespec import REMOTE_PREFIX
-from arbiter.games import get_game
+from arbiter.games import Game, get_game
 from arbiter.live import LiveGames
 from arbiter.match import play_game
 from arbiter.rating import SPRT, SPRTConfigError
@@ -307,6 +307,8 @@ class Tournament:
         self.open_engine: Callable[..., AbstractAsyncContextManager[Engine]] = open_engine
         #: what completes a game's record from its engines (remote engines' lag), if set
         self.settle: Callable[[GameRecord, Engine, Engine], GameRecord] | None = None
+        #: what tells a game's engines their seats before it (remote engines), if set
+        self.seat: Callable[[Game, Engine, Engine], None] | None = None
         self.game = get_game(config.game)
         self.time_control = TimeControl.parse(config.tc)
         self.sprt = config.sprt_test()
@@ -605,6 +607,8 @@ class Tournament:
                     held[name] = await engines.start(self._hold, name)
         opening = scheduled.opening
         white, black = held[scheduled.white].engine, held[scheduled.black].engine
+        if self.seat is not None:
+            self.seat(self.game, white, black)
         record = await play_game(
             self.game, white, black,
             fen=opening.fen, opening_moves=opening.moves,

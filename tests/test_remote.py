@@ -25,13 +25,14 @@ import trio
 import trio.testing
 from bad_engines.harness import FAST
 from cli import PROCESS_TIMEOUT, invoke, start
-from test_server import FAULTS, _connect, _Server, _token, _wait_gone, spec
+from test_server import FAULTS, HELD_ENGINE, _connect, _Server, _token, _wait_gone, spec
 
-from arbiter.engine import Engine, EngineConfig
+from arbiter.engine import Engine, EngineConfig, EngineTimeouts
 from arbiter.engine.socket_transport import SocketTransport
 from arbiter.enginespec import EngineSpecError, parse_engine_spec
 from arbiter.games import get_game
 from arbiter.match import play_game
+from arbiter.server.listener import REMOTE_READY_TIMEOUT
 from arbiter.server.remote_run import remote_name
 from arbiter.store import Store
 from protocol import wire
@@ -39,30 +40,6 @@ from protocol.wire import CLIENT, NEED_DATA, SERVER, WireConnection
 
 #: the runs of these tests: instant engines, a clock no honest one runs out of
 TC = "20+0.2"
-
-#: an engine that, in its second move, marks the file ``MARK`` and waits for
-#: the file ``GATE``: it holds its game in the middle for as long as a test
-#: needs (to kill its client there), without any timing guess
-HELD_ENGINE = '''
-import os, time
-from protocol.sdk import Engine, run
-
-class Held(Engine):
-    name = "Held"
-    author = "the arbiter tests"
-    played = 0
-
-    def choose_move(self, position, limits):
-        self.played += 1
-        if self.played == 2:
-            open(os.environ["MARK"], "w").close()
-            while not os.path.exists(os.environ["GATE"]):
-                time.sleep(0.01)
-        return self.rng.choice(position.legal_moves())
-
-run(Held)
-'''
-
 
 class _Run:
     """An ``arbiter tournament`` / ``match`` process listening for remote
@@ -347,13 +324,14 @@ def test_arena_standings_and_export(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------
 
 
-async def _wire_pair() -> tuple[trio.abc.Stream, WireConnection, trio.abc.Stream, WireConnection]:
-    """Both ends of a connection after hello and welcome."""
+async def _wire_pair(resumed: bool = False
+                     ) -> tuple[trio.abc.Stream, WireConnection, trio.abc.Stream, WireConnection]:
+    """Both ends of a connection after hello and welcome (``resumed``: a reconnect's)."""
     server_end, client_end = trio.testing.memory_stream_pair()
     client, server = WireConnection(CLIENT), WireConnection(SERVER)
     server.receive_data(client.send(wire.Hello(wire.WIRE_VERSION, "alice.x", "remote", "Remote 1")))
     assert isinstance(server.next_event(), wire.Hello)
-    client.receive_data(server.send(wire.Welcome(wire.WIRE_VERSION, "s", 5000)))
+    client.receive_data(server.send(wire.Welcome(wire.WIRE_VERSION, "s", 5000, resumed)))
     assert isinstance(client.next_event(), wire.Welcome)
     return server_end, server, client_end, client
 
@@ -419,3 +397,93 @@ async def test_the_search_deadline_is_extended_by_the_lag_quota(
         assert record.moves[0].time_ms == 990  # 1.04 s measured, 50 ms compensated
     else:
         assert record.result == "0-1" and record.moves == []
+
+
+#: the game of the resume tests, held at its third ply with Black to move
+HELD_POSITION = "position startpos moves b1 a2"
+
+
+async def _drop_then_resume(nursery: trio.Nursery, transport: SocketTransport,
+                            client_end: trio.abc.Stream, away: float, heard: list[str]) -> float:
+    """The client drops (its stream closed), stays away ``away`` seconds,
+    then a fresh one connects again (a scripted engine hearing into
+    ``heard``); the time it was back."""
+    await client_end.aclose()
+    await trio.testing.wait_all_tasks_blocked()
+    assert transport.detached
+    await trio.sleep(away)
+    server_end, server, new_end, new_conn = await _wire_pair(resumed=True)
+    transport.attach(server_end, server)
+    nursery.start_soon(partial(_scripted_client, new_end, new_conn, heard=heard))
+    return trio.current_time()
+
+
+@pytest.mark.parametrize("plays_p1", [True, False])
+async def test_a_resumed_search_gives_back_the_time_away_on_the_movers_clock_only(
+        autojump_clock: trio.abc.Clock, plays_p1: bool) -> None:
+    """specs/wire.md §Disconnect and resume: during a drop only the mover's
+    clock runs, so the replayed go is the original one with the time away
+    taken off the mover's time; the other side's is as it was."""
+    server_end, server, client_end, _ = await _wire_pair()
+    transport = SocketTransport(server_end, server)
+    transport.hold, transport.plays_p1 = (lambda: True), plays_p1
+    heard: list[str] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+        await transport.send(f"uginewgame\n{HELD_POSITION}\n".encode())
+        await transport.send(b"go p1time 10000 p2time 8000 p1inc 100 p2inc 100\n")
+        went = trio.current_time()
+        away = round((await _drop_then_resume(nursery, transport, client_end, 3.0, heard) - went) * 1000)
+        lines, _, _ = await transport.receive()  # the bestmove of the replayed search
+        nursery.cancel_scope.cancel()
+    assert lines[0].startswith("bestmove")
+    assert heard[:4] == ["ugi", "uginewgame", "isready", HELD_POSITION]
+    mover, other = ("p1time", "p2time") if plays_p1 else ("p2time", "p1time")
+    go = heard[4].split()
+    original = {"p1time": 10000, "p2time": 8000}
+    assert away >= 3000 and int(go[go.index(mover) + 1]) == original[mover] - away
+    assert int(go[go.index(other) + 1]) == original[other]
+
+
+async def test_a_drop_at_the_games_start_is_waited_out_and_the_game_is_played(
+        autojump_clock: trio.abc.Clock) -> None:
+    """specs/wire.md §Disconnect and resume: a client gone between the new
+    game's isready and its readyok, back after a while: the fresh engine is
+    told the game and answers the match's isready, which had the patience of
+    a fresh start (REMOTE_READY_TIMEOUT), and the game is played."""
+    server_end, server, client_end, client_conn = await _wire_pair()
+    transport = SocketTransport(server_end, server)
+    transport.hold = lambda: True
+    timeouts = EngineTimeouts(ready=REMOTE_READY_TIMEOUT)
+    heard: list[str] = []
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+        white = Engine(EngineConfig(cmd="remote:x", name="white"), timeouts, transport)
+        handshake = trio.Event()
+
+        async def first_client() -> None:  # answers the handshake, then nothing
+            await _answer_handshake(client_end, client_conn)
+            handshake.set()
+
+        nursery.start_soon(first_client)
+        await white.handshake()
+        await handshake.wait()
+        async with _remote_engine(nursery) as black:
+            await white.start_new_game("troll")
+            # away longer than a local engine's ready timeout, but the client is back in time
+            await _drop_then_resume(nursery, transport, client_end, 2 * EngineTimeouts.ready, heard)
+            await white.wait_ready()
+            record = await play_game("troll", white, black, tc="10+0.1", maxplies=4)
+        nursery.cancel_scope.cancel()
+    assert heard[:4] == ["ugi", "uginewgame", "isready", "isready"]
+    assert record.termination == "max-plies", record.termination_detail
+
+
+async def _answer_handshake(stream: trio.abc.Stream, conn: WireConnection) -> None:
+    """A client's engine that answers ugi, then is silent."""
+    while True:
+        conn.receive_data(await stream.receive_some())
+        while (event := conn.next_event()) is not NEED_DATA:
+            if isinstance(event, wire.Lines) and "ugi" in event.lines:
+                await stream.send_all(conn.send(wire.Lines(["id name first", "ugiok"])))
+                return

@@ -478,14 +478,39 @@ def test_client_killed_mid_arena(tmp_path: Path) -> None:
 # Disconnect and resume (specs/wire.md §Disconnect and resume)
 # --------------------------------------------------------------------------
 
-GATE_ENGINE = Path(__file__).parent / "engines_for_tournament" / "gate.py"
+#: an engine that, in its second move, marks the file ``MARK`` and waits for
+#: the file ``GATE``: it holds its game in the middle for as long as a test
+#: needs (to kill its client there), without any timing guess
+HELD_ENGINE = '''
+import os, time
+from protocol.sdk import Engine, run
+
+class Held(Engine):
+    name = "Held"
+    author = "the arbiter tests"
+    played = 0
+
+    def choose_move(self, position, limits):
+        self.played += 1
+        if self.played == 2:
+            open(os.environ["MARK"], "w").close()
+            while not os.path.exists(os.environ["GATE"]):
+                time.sleep(0.01)
+        return self.rng.choice(position.legal_moves())
+
+run(Held)
+'''
 
 
-def gate_spec(name: str, tag: str, gate: Path, after: int) -> str:
-    """An engine that plays ``after`` moves, then waits for the file ``gate``
-    before each further move: a game held in its middle without a timing guess."""
-    return (f"cmd='{PY} {GATE_ENGINE}' name={name} env.TAG={tag} env.GATE={gate} "
-            f"env.GATE_AFTER={after}")
+
+
+def held_spec(name: str, tag: str, tmp_path: Path, gate: Path) -> str:
+    """The held engine (written to ``tmp_path``), marking ``tmp_path/mark``
+    and waiting for ``gate`` in its second move."""
+    engine = tmp_path / "held.py"
+    engine.write_text(HELD_ENGINE)
+    return (f"cmd='{PY} {engine}' name={name} env.TAG={tag} env.MARK={tmp_path / 'mark'} "
+            f"env.GATE={gate}")
 
 
 def _connect_spec(server: _Server, token: str, engine: str, tag: str) -> subprocess.Popen[str]:
@@ -494,16 +519,20 @@ def _connect_spec(server: _Server, token: str, engine: str, tag: str) -> subproc
 
 
 def _kill_mid_game(tmp_path: Path, arena: str, tag: str) -> tuple[_Server, list, str]:
-    """An arena game of ra against rb held by rb's gate, then rb's client
-    killed with SIGKILL (its engine goes with it)."""
+    """An arena game of ra against rb held in its middle by rb (at its
+    second move), then rb's client killed with SIGKILL."""
     db = tmp_path / "server.db"
     bob = _token(db, "bob")
     server = _Server(db, tag, arena)
     ra = _connect(server, _token(db, "alice"), "ra", tag)
-    rb = _connect_spec(server, bob, gate_spec("rb", tag, tmp_path / "gate", 3), tag)
-    server.wait_log(" - ", "started")  # the game is on; rb cannot finish it
+    rb = _connect_spec(server, bob, held_spec("rb", tag, tmp_path, tmp_path / "gate"), tag)
+    deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+    while not (tmp_path / "mark").exists():  # the game is under way; rb cannot finish it
+        assert server.proc.poll() is None and time.monotonic() < deadline, "".join(server.lines)
+        time.sleep(0.05)
     rb.kill()
     rb.wait(PROCESS_TIMEOUT)
+    (tmp_path / "gate").touch()  # the orphaned engine plays on, finds its input closed, ends
     return server, [ra], bob
 
 
@@ -514,8 +543,7 @@ def test_a_client_killed_mid_game_comes_back_and_the_game_goes_on(tmp_path: Path
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
     server, clients, bob = _kill_mid_game(tmp_path, "game=troll tc=120+1", tag)
     try:
-        (tmp_path / "open").touch()
-        clients.append(_connect_spec(server, bob, gate_spec("rb", tag, tmp_path / "open", 0),
+        clients.append(_connect_spec(server, bob, held_spec("rb", tag, tmp_path, tmp_path / "gate"),
                                      tag))
         server.wait_log("rb (bob) reconnected")
         first = server.wait_games(1)[0]

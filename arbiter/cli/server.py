@@ -220,10 +220,11 @@ def remote_runner(tournament: Any, config: Any, db: str, listen: str | None,
     def log(text: str) -> None:
         print(f"arbiter: {text}", file=sys.stderr, flush=True)
 
-    from arbiter.server.remote_record import settle_remote_record
+    from arbiter.server.remote_record import seat_remote_engines, settle_remote_record
 
     async def play(engines: Any) -> Any:
         tournament.open_engine = engines.open
+        tournament.seat = seat_remote_engines
         tournament.settle = settle_remote_record
         return await tournament.run()
 

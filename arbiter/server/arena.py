@@ -26,7 +26,7 @@ from arbiter.record import GameRecord
 from arbiter.store import Store
 
 from .listener import Registry, Remote
-from .remote_record import settle_remote_record, tell_game_over
+from .remote_record import seat_remote_engines, settle_remote_record, tell_game_over
 
 __all__ = ["ARENA_FORMAT", "Arena", "ArenaSpec", "ArenaSpecError", "open_arena"]
 
@@ -146,6 +146,7 @@ class Arena:
 
     async def _play(self, white: Remote, black: Remote) -> GameRecord | None:
         self.log(f"{self.spec.title}: {white.name} - {black.name} started")
+        seat_remote_engines(get_game(self.spec.game), white.engine, black.engine)
         try:
             record = await play_game(self.spec.game, white.engine, black.engine, tc=self.spec.tc,
                                      maxplies=self.spec.maxplies)
