@@ -177,6 +177,55 @@ def test_remote_engine_in_round_robin(tmp_path: Path) -> None:
     assert {row["name"] for row in json.loads(table.stdout)["engines"]} == {"ra", "rb", "bob"}
 
 
+def test_a_match_with_a_remote_engine_over_tls(tmp_path: Path) -> None:
+    """specs/wire.md §Remote participants: ``--tls-cert``/``--tls-key`` on a
+    match make its listener TLS (as on ``arbiter serve``); a client checking
+    it against ``--tls-ca`` plays, a plain one does not get in."""
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    cert_file, key_file, ca_file = (tmp_path / n for n in ("cert.pem", "key.pem", "ca.pem"))
+    issued = ca.issue_cert("127.0.0.1")
+    issued.private_key_and_cert_chain_pem.write_to_path(str(cert_file))
+    issued.private_key_pem.write_to_path(str(key_file))
+    ca.cert_pem.write_to_path(str(ca_file))
+    db = tmp_path / "r.db"
+    tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
+    token = _token(db, "bob")
+    run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--tc", TC, "--db", db,
+               "--tls-cert", cert_file, "--tls-key", key_file, tag=tag)
+    plain = run.connect(token, spec("bob", tag), tag)
+    _, plain_err = plain.communicate(timeout=PROCESS_TIMEOUT)
+    assert plain.returncode == 1, plain_err
+    client = start("connect", f"127.0.0.1:{run.port}", "--token", token, "-e", spec("bob", tag),
+                   "--tls-ca", ca_file, env={"TAG": tag})
+    status, _, err = run.wait()
+    _, client_err = client.communicate(timeout=PROCESS_TIMEOUT)
+    assert status == 0, err
+    assert "TLS: every connection is encrypted" in err
+    assert client.returncode == 0 and "the server closed the connection" in client_err
+    games = _rows(db, "select white, black, plies from games")
+    assert sorted((g["white"], g["black"]) for g in games) == [("bob", "ra"), ("ra", "bob")]
+    assert _wait_gone(tag) == []
+
+
+def test_a_remote_run_off_loopback_needs_tls_or_insecure(tmp_path: Path) -> None:
+    """specs/wire.md §Remote participants: the rule of ``arbiter serve``."""
+    db = tmp_path / "r.db"
+    engines = ("match", "troll", "remote:bob", f"cmd='{sys.executable} -m sample_engines.random'")
+    run = invoke(*engines, "--listen", "0.0.0.0:0", "--db", db)
+    assert run.returncode == 2 and "0.0.0.0 is not a loopback address" in run.stderr
+    assert "--tls-cert/--tls-key, or --insecure" in run.stderr
+    run = invoke(*engines, "--listen", "127.0.0.1:0", "--tls-cert", tmp_path / "none.pem", "--db", db)
+    assert run.returncode == 2 and "--tls-cert and --tls-key go together" in run.stderr
+    run = invoke(*engines, "--listen", "127.0.0.1:0", "--tls-cert", tmp_path / "none.pem",
+                 "--tls-key", tmp_path / "none.pem", "--db", db)
+    assert run.returncode == 2 and "none.pem" in run.stderr
+    run = invoke(*engines, "--listen", "127.0.0.1:0", "--insecure", "--wait-engines", "0.1",
+                 "--db", db)
+    assert run.returncode == 1 and "warning: --insecure: tokens travel in clear" in run.stderr
+    assert _rows(db, "select * from tournaments") == []
+
+
 def test_wait_expires_and_a_wrong_token_is_refused(tmp_path: Path) -> None:
     """specs/tournament.md §Remote engines: a client with a wrong token is
     refused (exit 1); the run's wait then expires with an error naming the
