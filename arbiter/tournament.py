@@ -593,17 +593,21 @@ class Tournament:
                     engines: trio.Nursery) -> GameRecord:
         """Play one game with the worker's engines, starting those it lacks.
 
-        Engines start in a bounded wave (:attr:`_startups`, see
-        :data:`STARTUPS_PER_CORE`), so that a high concurrency neither makes
+        Local engines start in a bounded wave (:attr:`_startups`, see
+        :data:`STARTUPS_PER_CORE`; a remote one is only waited for, outside
+        it: it costs no CPU here and must not hold a slot), so that a high concurrency neither makes
         handshakes late nor starves the games already playing.  The clock of
         the game starts in :func:`play_game`, once both engines have answered
         ``readyok`` to the new game: never while one of them is loading."""
         for name in [n for n in held if n not in scheduled.players]:
             await held.pop(name).close()
         missing = [n for n in (scheduled.white, scheduled.black) if n not in held]
-        if missing:
+        remote = [n for n in missing if self.config.engine(n).cmd.startswith(REMOTE_PREFIX)]
+        for name in remote:  # waited for, costs no CPU here: outside the start-up wave
+            held[name] = await engines.start(self._hold, name)
+        if local := [n for n in missing if n not in remote]:
             async with self._startups:
-                for name in missing:
+                for name in local:
                     held[name] = await engines.start(self._hold, name)
         opening = scheduled.opening
         white, black = held[scheduled.white].engine, held[scheduled.black].engine

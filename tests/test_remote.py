@@ -23,18 +23,22 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from bad_engines.harness import FAST
+from bad_engines.harness import FAST, processes_with
 from cli import PROCESS_TIMEOUT, invoke, start
 from test_server import FAULTS, HELD_ENGINE, _connect, _Server, _token, _wait_gone, spec
 
+from arbiter.cli.records import ARENA_FORMAT as CLI_ARENA_FORMAT
+from arbiter.config import TournamentConfig
 from arbiter.engine import Engine, EngineConfig, EngineTimeouts
 from arbiter.engine.socket_transport import SocketTransport
 from arbiter.enginespec import EngineSpecError, parse_engine_spec
 from arbiter.games import get_game
 from arbiter.match import play_game
-from arbiter.server.listener import REMOTE_READY_TIMEOUT
-from arbiter.server.remote_run import remote_name
+from arbiter.server.arena import ARENA_FORMAT
+from arbiter.server.listener import REMOTE_READY_TIMEOUT, Registry
+from arbiter.server.remote_run import RemoteEngines, remote_name
 from arbiter.store import Store
+from arbiter.tournament import Observer, Tournament, open_tournament
 from protocol import wire
 from protocol.wire import CLIENT, NEED_DATA, SERVER, WireConnection
 
@@ -132,6 +136,22 @@ def test_remote_options_are_checked_first(tmp_path: Path) -> None:
     run = invoke("match", "troll", local, spec("rb", "x"), "--db", db, "--listen", "127.0.0.1:0")
     assert run.returncode == 2 and "--listen is for remote engines" in run.stderr
     assert _rows(db, "select * from tournaments") == []
+
+
+def test_commands_that_run_the_engine_here_refuse_a_remote_one(tmp_path: Path) -> None:
+    """specs/wire.md §Remote participants: play, check, engine info and
+    connect run their engine here: remote:NAME is refused with what to give
+    instead (it said "cannot start 'remote:x'")."""
+    local = spec("ra", "x")
+    for args, command in ((("play", "troll", "-e", "remote:x", "-e", local), "play"),
+                          (("play", "troll", "-e", local, "-e", "remote:x"), "play"),
+                          (("check", "troll", "-e", "remote:x"), "check"),
+                          (("engine", "info", "-e", "remote:x"), "engine info"),
+                          (("connect", "127.0.0.1:1", "--token", "a.b", "-e", "remote:x"), "connect")):
+        run = invoke(*args)
+        assert run.returncode == 2, (args, run.stderr)
+        assert f"-e remote:x: arbiter {command} runs the engine here: give it as cmd=..." in run.stderr
+        assert "cannot start" not in run.stderr
 
 
 # --------------------------------------------------------------------------
@@ -348,7 +368,13 @@ def test_arena_standings_and_export(tmp_path: Path) -> None:
     assert data["tournament"]["done"] == played
     assert {row["name"] for row in data["engines"]} == {"ra", "rb"}
     text = invoke("standings", "--db", db, "--arena", "blitz")
-    assert "tournament 1: blitz (troll, arena)" in text.stdout
+    # an arena has no schedule: its total is the games it played (it said N/0)
+    assert f"tournament 1: blitz (troll, arena) - {played}/{played} games" in text.stdout
+    listed = invoke("standings", "--db", db, "--list", "--json")
+    assert [(r["name"], r["done"], r["total_games"]) for r in json.loads(listed.stdout)] == \
+        [("blitz", played, played)]
+    assert f"{played}/{played} games" in invoke("standings", "--db", db, "--list").stdout
+    assert CLI_ARENA_FORMAT == ARENA_FORMAT  # one value, two places
 
 
     export = invoke("export", "--db", db, "--arena", "blitz", "--format", "jsonl")
@@ -536,3 +562,34 @@ async def _answer_handshake(stream: trio.abc.Stream, conn: WireConnection) -> No
             if isinstance(event, wire.Lines) and "ugi" in event.lines:
                 await stream.send_all(conn.send(wire.Lines(["id name first", "ugiok"])))
                 return
+
+
+async def test_a_remote_engine_waited_for_holds_no_start_up_slot(tmp_path: Path) -> None:
+    """specs/tournament.md §Remote engines: a remote entrant is waited for
+    outside the start-up wave (it costs no CPU here): with one start-up at
+    a time, two workers waiting for a remote engine that is not there do
+    not keep a third from starting its local engines and playing."""
+    tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
+    local = [EngineConfig(cmd=f"{sys.executable} -m sample_engines.random", name=name,
+                          env={"TAG": tag}) for name in ("la", "lb")]
+    config = TournamentConfig(game="troll", engines=[parse_engine_spec("remote:bob"), *local],
+                              games=1, tc="depth=1", maxplies=4, concurrency=3)
+    assert [(g.white, g.black) for g in config.schedule()][-1] == ("la", "lb")
+    local_game = trio.Event()
+
+    class Played(Observer):
+        def game_finished(self, game, record, standings):  # type: ignore[no-untyped-def]
+            if game.players == frozenset(("la", "lb")):
+                local_game.set()
+
+    with Store(tmp_path / "r.db") as store:
+        tournament_id, _ = open_tournament(store, config)
+        tournament = Tournament(config, store, tournament_id, observer=Played(), startups=1)
+        tournament.open_engine = RemoteEngines(Registry(), wait=PROCESS_TIMEOUT).open
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(tournament.run)
+            with trio.fail_after(PROCESS_TIMEOUT / 2):  # a guard against a hang only
+                await local_game.wait()
+            nursery.cancel_scope.cancel()  # bob never comes
+        assert store.count_games(tournament_id) == 1
+    assert processes_with(tag) == []

@@ -180,6 +180,9 @@ def connect(
         config = parse_engine_spec(engine)
     except EngineSpecError as exc:
         fail(str(exc))
+    from .play import fail_if_remote
+
+    fail_if_remote(config, "connect")
     log_dir = checked_log_dir(log_dir)
     try:
         reason = run_interruptible(lambda: connect_engine(host, port, token_text, config,

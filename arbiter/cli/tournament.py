@@ -49,6 +49,7 @@ from .app import (
     remove_if_empty,
     run_interruptible,
 )
+from .records import ARENA_FORMAT
 from .server import Listening
 
 #: a run without remote engines
@@ -493,7 +494,7 @@ def standings(
             return
         if arena is not None:  # specs/wire.md §The server and the client
             tournament_id = next((r["id"] for r in reversed(store.tournaments())
-                                  if r["format"] == "arena" and r["name"] == arena), None)
+                                  if r["format"] == ARENA_FORMAT and r["name"] == arena), None)
             if tournament_id is None:
                 fail(f"{db}: no arena named {arena!r}")
         tournament = (store.tournament(tournament_id) if tournament_id is not None
@@ -502,7 +503,8 @@ def standings(
             fail(f"{db}: no tournament {tournament_id}" if tournament_id is not None
                  else f"{db}: no tournaments yet")
         table = tournament_standings(store, tournament)
-        tournament = {**tournament, "running_now": store.run_active(tournament["id"])}
+        tournament = _with_total({**tournament, "running_now": store.run_active(tournament["id"])},
+                                 table.games)
         shown = {**tournament, "status": _status_shown(tournament["status"], tournament["running_now"])}
     if as_json:
         typer.echo(json.dumps(_standings_json(tournament, table), indent=2))
@@ -510,10 +512,18 @@ def standings(
         print_standings(make_console(), table, shown)
 
 
+def _with_total(tournament: dict[str, Any], done: int) -> dict[str, Any]:
+    """``tournament`` with its total of games as shown: an arena has no
+    schedule, so its total is the ``done`` games it played (not 0)."""
+    if tournament.get("format") == ARENA_FORMAT:
+        return {**tournament, "total_games": done}
+    return tournament
+
+
 def _list(store: Store, as_json: bool) -> None:
     """The tournaments of the database, one line each (or JSON)."""
-    rows = [{**r, "done": store.count_games(r["id"]), "running_now": store.run_active(r["id"])}
-            for r in store.tournaments()]
+    rows = [_with_total({**r, "done": done, "running_now": store.run_active(r["id"])}, done)
+            for r in store.tournaments() for done in (store.count_games(r["id"]),)]
     if as_json:
         typer.echo(json.dumps([{k: r[k] for k in ("id", "name", "game", "format", "status",
                                                   "total_games", "created", "done", "running_now")}
