@@ -11,7 +11,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -24,7 +23,7 @@ import pytest
 import trio
 import trio.testing
 from bad_engines.harness import FAST, processes_with
-from cli import PROCESS_TIMEOUT, invoke, start
+from cli import PROCESS_TIMEOUT, ListeningLog, invoke, start
 from test_server import FAULTS, HELD_ENGINE, _connect, _Server, _token, _wait_gone, spec
 
 from arbiter.cli.records import ARENA_FORMAT as CLI_ARENA_FORMAT
@@ -47,35 +46,21 @@ TC = "20+0.2"
 
 class _Run:
     """An ``arbiter tournament`` / ``match`` process listening for remote
-    engines; its stderr read by a thread (the port it took, then its log)."""
+    engines; its stderr read by a thread (the port it took, then its log:
+    :class:`cli.ListeningLog`)."""
 
     def __init__(self, *args: str | Path, tag: str):
         self.proc = start(*args, "--listen", "127.0.0.1:0", "--plain", env={"TAG": tag})
-        self.lines: list[str] = []
-        self._port: int | None = None
-        self._ready = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        assert self._ready.wait(PROCESS_TIMEOUT), "the run did not say where it listens"
-        assert self._port is not None, "".join(self.lines)
-        self.port: int = self._port
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.append(line)
-            if "listening on " in line:
-                self._port = int(line.split("listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
-                self._ready.set()
-        self._ready.set()
+        self._log = ListeningLog(self.proc)
+        self.lines = self._log.lines
+        self.port: int = self._log.port()
 
     def wait(self) -> tuple[int, str, str]:
         """Exit status, stdout, stderr once the run ends (stderr is the thread's)."""
         assert self.proc.stdout is not None
         out = self.proc.stdout.read()
         self.proc.wait(PROCESS_TIMEOUT)
-        self._reader.join(PROCESS_TIMEOUT)
-        return self.proc.returncode, out, "".join(self.lines)
+        return self.proc.returncode, out, self._log.join()
 
     def connect(self, token: str, engine_spec: str, tag: str) -> subprocess.Popen[str]:
         return start("connect", f"127.0.0.1:{self.port}", "--token", token, "-e", engine_spec,
@@ -578,7 +563,7 @@ async def test_a_remote_engine_waited_for_holds_no_start_up_slot(tmp_path: Path)
     local_game = trio.Event()
 
     class Played(Observer):
-        def game_finished(self, game, record, standings):  # type: ignore[no-untyped-def]
+        def game_finished(self, game, record, standings):
             if game.players == frozenset(("la", "lb")):
                 local_game.set()
 

@@ -22,7 +22,7 @@ import trio
 import trio.lowlevel
 import trio.testing
 from bad_engines.harness import FAST, processes_with
-from cli import PROCESS_TIMEOUT, arbiter, invoke, start
+from cli import PROCESS_TIMEOUT, ListeningLog, arbiter, invoke, start
 
 from arbiter.server.arena import ArenaSpec, ArenaSpecError
 from arbiter.server.listener import Listener, Registry, Remote, listen_problem
@@ -51,28 +51,15 @@ def _token(db: Path, name: str) -> str:
 
 class _Server:
     """An ``arbiter serve`` process; its stderr read by a thread (the port it
-    took, then its log), so that it never blocks on a full pipe."""
+    took, then its log: :class:`cli.ListeningLog`)."""
 
     def __init__(self, db: Path, tag: str, arena: str | None = ARENA, *options: str | Path):
         self.db = db
         self.proc = start("serve", "--db", db, "--listen", "127.0.0.1:0",
                           *(("--arena", arena) if arena else ()), *options, env={"TAG": tag})
-        self.lines: list[str] = []
-        self._port: int | None = None
-        self._ready = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-        assert self._ready.wait(PROCESS_TIMEOUT), "the server did not say where it listens"
-        assert self._port is not None, "".join(self.lines)
-        self.port: int = self._port
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.append(line)
-            if "listening on " in line:
-                self._port = int(line.rsplit(":", 1)[1])
-                self._ready.set()
-        self._ready.set()
+        log = ListeningLog(self.proc)
+        self.lines = log.lines
+        self.port: int = log.port()
 
     def wait_log(self, *texts: str) -> None:
         deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
@@ -590,19 +577,11 @@ def test_a_remote_engine_plays_a_tournament_beside_a_local_one(tmp_path: Path) -
     run = start("tournament", "-g", "troll", "-e", spec("local", tag), "-e", "remote:rb",
                 "--listen", "127.0.0.1:0", "--wait-engines", "120", "--games", "2",
                 "--tc", "20+0.2", "--db", db, "--plain", env={"TAG": tag})
-    assert run.stderr is not None
-    port = None
-    err = ""
-    for line in run.stderr:
-        err += line
-        if "listening on " in line:
-            port = int(line.rsplit(":", 1)[1])
-            break
-    assert port is not None, err
-    client = start("connect", f"127.0.0.1:{port}", "--token", bob, "-e", spec("rb", tag),
+    log = ListeningLog(run)
+    client = start("connect", f"127.0.0.1:{log.port()}", "--token", bob, "-e", spec("rb", tag),
                    env={"TAG": tag})
-    out, rest = run.communicate(timeout=PROCESS_TIMEOUT)
-    assert run.returncode == 0, err + rest
+    run.communicate(timeout=PROCESS_TIMEOUT)
+    assert run.returncode == 0, log.join()
     _, client_err = client.communicate(timeout=PROCESS_TIMEOUT)
     assert client.returncode == 0, client_err
     with sqlite3.connect(db) as conn:
