@@ -33,8 +33,8 @@ from arbiter.engine.socket_transport import SocketTransport
 from arbiter.enginespec import EngineSpecError, parse_engine_spec
 from arbiter.games import get_game
 from arbiter.match import play_game
-from arbiter.server.arena import ARENA_FORMAT
-from arbiter.server.listener import REMOTE_READY_TIMEOUT, Registry
+from arbiter.server.arena import ARENA_FORMAT, Arena, ArenaSpec, open_arena
+from arbiter.server.listener import REMOTE_READY_TIMEOUT, Registry, Remote
 from arbiter.server.remote_run import RemoteEngines, remote_name
 from arbiter.store import Store
 from arbiter.tournament import Observer, Tournament, open_tournament
@@ -399,11 +399,14 @@ async def _wire_pair(resumed: bool = False
 async def _scripted_client(stream: trio.abc.Stream, conn: WireConnection, *, delay: float = 0.0,
                            think: int | None = None, heard: list[str] | None = None) -> None:
     """A remote troll engine: its bestmove (the first legal move) ``delay``
-    seconds after each go, reporting ``think`` ms; what it hears in ``heard``."""
+    seconds after each go, reporting ``think`` ms; what it hears in
+    ``heard``; heartbeats and syncs answered."""
     position = get_game("troll").position(None, [])
     while data := await stream.receive_some():
         conn.receive_data(data)
         while (event := conn.next_event()) is not NEED_DATA:
+            if isinstance(event, wire.Heartbeat | wire.Sync):  # alive, as a real client
+                await stream.send_all(conn.send(event))
             if not isinstance(event, wire.Lines):
                 continue
             for line in event.lines:
@@ -578,3 +581,42 @@ async def test_a_remote_engine_waited_for_holds_no_start_up_slot(tmp_path: Path)
             nursery.cancel_scope.cancel()  # bob never comes
         assert store.count_games(tournament_id) == 1
     assert processes_with(tag) == []
+
+
+async def _gone_at_isready(stream: trio.abc.Stream, conn: WireConnection) -> None:
+    """A client whose engine answers ugi, then drops at the first isready."""
+    await _answer_handshake(stream, conn)
+    while True:
+        conn.receive_data(await stream.receive_some())
+        while (event := conn.next_event()) is not NEED_DATA:
+            if isinstance(event, wire.Lines) and "isready" in event.lines:
+                await stream.aclose()
+                return
+
+
+async def test_an_arena_game_not_played_for_a_client_gone_releases_that_engine_only(
+        tmp_path: Path, autojump_clock: trio.abc.Clock) -> None:
+    """specs/wire.md §The server and the client: a game that cannot start
+    because one client dropped and stays away (no readyok within
+    REMOTE_READY_TIMEOUT) releases that engine only; the other stays for the
+    next pairing (both were released: a detached engine looks healthy)."""
+    timeouts = EngineTimeouts(ready=REMOTE_READY_TIMEOUT)
+    with Store(tmp_path / "a.db") as store:
+        arena_spec = ArenaSpec("troll", "10+0.1")
+        arena = Arena(arena_spec, Registry(), store, open_arena(store, arena_spec), log=lambda _: None)
+        async with trio.open_nursery() as nursery:
+            remotes = []
+            for name, client in (("gone", _gone_at_isready), ("there", None)):
+                server_end, server, client_end, client_conn = await _wire_pair()
+                transport = SocketTransport(server_end, server)
+                engine = Engine(EngineConfig(cmd="remote", name=name), timeouts, transport)
+                remote = Remote("alice", name, engine, transport, busy=True)
+                transport.hold = partial(lambda r: r.busy and not r.done.is_set(), remote)
+                nursery.start_soon(transport.run)
+                nursery.start_soon(client or _scripted_client, client_end, client_conn)
+                await engine.handshake()
+                remotes.append(remote)
+            gone, there = remotes
+            assert await arena._play(gone, there) is None
+            assert gone.done.is_set() and not there.done.is_set()
+            nursery.cancel_scope.cancel()

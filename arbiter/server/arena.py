@@ -153,7 +153,10 @@ class Arena:
             return settle_remote_record(record, white.engine, black.engine)
         except EngineStartError as exc:
             self.log(f"{self.spec.title}: {white.name} - {black.name} not played: {exc}")
-            failed = [r for r in (white, black) if not r.engine.healthy] or [white, black]
+            # the engine at fault: unfit, or its client gone (detached: its
+            # conversation looks healthy); the other plays on
+            failed = [r for r in (white, black)
+                      if not r.engine.healthy or r.transport.detached] or [white, black]
             for remote in failed:
                 remote.release()
             return None
