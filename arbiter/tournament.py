@@ -51,7 +51,7 @@ from arbiter.clock import TimeControl
 from arbiter.config import TournamentConfig
 from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
 from arbiter.enginespec import REMOTE_PREFIX
-from arbiter.games import get_game
+from arbiter.games import Game, get_game
 from arbiter.live import LiveGames
 from arbiter.match import play_game
 from arbiter.rating import SPRT, SPRTConfigError
@@ -323,6 +323,8 @@ class Tournament:
         self.open_engine: Callable[..., AbstractAsyncContextManager[Engine]] = open_engine
         #: what completes a game's record from its engines (remote engines' lag), if set
         self.settle: Callable[[GameRecord, Engine, Engine], GameRecord] | None = None
+        #: what tells a game's engines their seats before it (remote engines), if set
+        self.seat: Callable[[Game, Engine, Engine], None] | None = None
         self.game = get_game(config.game)
         self.time_control = TimeControl.parse(config.tc)
         self.sprt = config.sprt_test()
@@ -669,20 +671,26 @@ class Tournament:
                     engines: trio.Nursery) -> GameRecord:
         """Play one game with the worker's engines, starting those it lacks.
 
-        Engines start in a bounded wave (:attr:`_startups`, see
-        :data:`STARTUPS_PER_CORE`), so that a high concurrency neither makes
+        Local engines start in a bounded wave (:attr:`_startups`, see
+        :data:`STARTUPS_PER_CORE`; a remote one is only waited for, outside
+        it: it costs no CPU here and must not hold a slot), so that a high concurrency neither makes
         handshakes late nor starves the games already playing.  The clock of
         the game starts in :func:`play_game`, once both engines have answered
         ``readyok`` to the new game: never while one of them is loading."""
         for name in [n for n in held if n not in scheduled.players]:
             await held.pop(name).close()
         missing = [n for n in (scheduled.white, scheduled.black) if n not in held]
-        if missing:
+        remote = [n for n in missing if self.config.engine(n).cmd.startswith(REMOTE_PREFIX)]
+        for name in remote:  # waited for, costs no CPU here: outside the start-up wave
+            held[name] = await engines.start(self._hold, name)
+        if local := [n for n in missing if n not in remote]:
             async with self._startups:
-                for name in missing:
+                for name in local:
                     held[name] = await engines.start(self._hold, name)
         opening = scheduled.opening
         white, black = held[scheduled.white].engine, held[scheduled.black].engine
+        if self.seat is not None:
+            self.seat(self.game, white, black)
         record = await play_game(
             self.game, white, black,
             fen=opening.fen, opening_moves=opening.moves,

@@ -28,6 +28,7 @@ import contextlib
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -93,3 +94,45 @@ def invoke(*args: Arg, cwd: Place | None = None) -> subprocess.CompletedProcess[
     assert "Traceback" not in result.stderr, result.stderr
     return subprocess.CompletedProcess(["arbiter", *argv], result.exit_code, result.stdout,
                                        result.stderr)
+
+
+class ListeningLog:
+    """The stderr of a started process that listens (``arbiter serve``, a
+    run with ``--listen``), read line by line by a thread so that the
+    process never blocks on a full pipe: :attr:`lines` so far, and
+    :meth:`port`, the one of its first ``listening on HOST:PORT`` line."""
+
+    def __init__(self, proc: subprocess.Popen[str]):
+        self.proc = proc
+        self.lines: list[str] = []
+        self._port: int | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        try:
+            for line in self.proc.stderr:
+                self.lines.append(line)
+                if self._port is None and "listening on " in line:
+                    self._port = int(line.split("listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
+                    self._ready.set()
+        finally:
+            self._ready.set()  # the stream ended without it: port() says so
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    def port(self) -> int:
+        """The port it listens on, once it said so (the test fails if it
+        ends or takes :data:`PROCESS_TIMEOUT` without saying it)."""
+        assert self._ready.wait(PROCESS_TIMEOUT), "the process did not say where it listens"
+        assert self._port is not None, self.text
+        return self._port
+
+    def join(self) -> str:
+        """All of stderr, once the process has closed it."""
+        self._thread.join(PROCESS_TIMEOUT)
+        return self.text

@@ -22,7 +22,7 @@ import trio
 import trio.lowlevel
 import trio.testing
 from bad_engines.harness import FAST, processes_with
-from cli import PROCESS_TIMEOUT, arbiter, invoke, start
+from cli import PROCESS_TIMEOUT, ListeningLog, arbiter, invoke, start
 
 from arbiter.server.arena import ArenaSpec, ArenaSpecError
 from arbiter.server.listener import Listener, Registry, Remote, listen_problem
@@ -51,28 +51,15 @@ def _token(db: Path, name: str) -> str:
 
 class _Server:
     """An ``arbiter serve`` process; its stderr read by a thread (the port it
-    took, then its log), so that it never blocks on a full pipe."""
+    took, then its log: :class:`cli.ListeningLog`)."""
 
     def __init__(self, db: Path, tag: str, arena: str | None = ARENA, *options: str | Path):
         self.db = db
         self.proc = start("serve", "--db", db, "--listen", "127.0.0.1:0",
                           *(("--arena", arena) if arena else ()), *options, env={"TAG": tag})
-        self.lines: list[str] = []
-        self._port: int | None = None
-        self._ready = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-        assert self._ready.wait(PROCESS_TIMEOUT), "the server did not say where it listens"
-        assert self._port is not None, "".join(self.lines)
-        self.port: int = self._port
-
-    def _read(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.lines.append(line)
-            if "listening on " in line:
-                self._port = int(line.rsplit(":", 1)[1])
-                self._ready.set()
-        self._ready.set()
+        log = ListeningLog(self.proc)
+        self.lines = log.lines
+        self.port: int = log.port()
 
     def wait_log(self, *texts: str) -> None:
         deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
@@ -478,14 +465,39 @@ def test_client_killed_mid_arena(tmp_path: Path) -> None:
 # Disconnect and resume (specs/wire.md §Disconnect and resume)
 # --------------------------------------------------------------------------
 
-GATE_ENGINE = Path(__file__).parent / "engines_for_tournament" / "gate.py"
+#: an engine that, in its second move, marks the file ``MARK`` and waits for
+#: the file ``GATE``: it holds its game in the middle for as long as a test
+#: needs (to kill its client there), without any timing guess
+HELD_ENGINE = '''
+import os, time
+from protocol.sdk import Engine, run
+
+class Held(Engine):
+    name = "Held"
+    author = "the arbiter tests"
+    played = 0
+
+    def choose_move(self, position, limits):
+        self.played += 1
+        if self.played == 2:
+            open(os.environ["MARK"], "w").close()
+            while not os.path.exists(os.environ["GATE"]):
+                time.sleep(0.01)
+        return self.rng.choice(position.legal_moves())
+
+run(Held)
+'''
 
 
-def gate_spec(name: str, tag: str, gate: Path, after: int) -> str:
-    """An engine that plays ``after`` moves, then waits for the file ``gate``
-    before each further move: a game held in its middle without a timing guess."""
-    return (f"cmd='{PY} {GATE_ENGINE}' name={name} env.TAG={tag} env.GATE={gate} "
-            f"env.GATE_AFTER={after}")
+
+
+def held_spec(name: str, tag: str, tmp_path: Path, gate: Path) -> str:
+    """The held engine (written to ``tmp_path``), marking ``tmp_path/mark``
+    and waiting for ``gate`` in its second move."""
+    engine = tmp_path / "held.py"
+    engine.write_text(HELD_ENGINE)
+    return (f"cmd='{PY} {engine}' name={name} env.TAG={tag} env.MARK={tmp_path / 'mark'} "
+            f"env.GATE={gate}")
 
 
 def _connect_spec(server: _Server, token: str, engine: str, tag: str) -> subprocess.Popen[str]:
@@ -494,16 +506,20 @@ def _connect_spec(server: _Server, token: str, engine: str, tag: str) -> subproc
 
 
 def _kill_mid_game(tmp_path: Path, arena: str, tag: str) -> tuple[_Server, list, str]:
-    """An arena game of ra against rb held by rb's gate, then rb's client
-    killed with SIGKILL (its engine goes with it)."""
+    """An arena game of ra against rb held in its middle by rb (at its
+    second move), then rb's client killed with SIGKILL."""
     db = tmp_path / "server.db"
     bob = _token(db, "bob")
     server = _Server(db, tag, arena)
     ra = _connect(server, _token(db, "alice"), "ra", tag)
-    rb = _connect_spec(server, bob, gate_spec("rb", tag, tmp_path / "gate", 3), tag)
-    server.wait_log(" - ", "started")  # the game is on; rb cannot finish it
+    rb = _connect_spec(server, bob, held_spec("rb", tag, tmp_path, tmp_path / "gate"), tag)
+    deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+    while not (tmp_path / "mark").exists():  # the game is under way; rb cannot finish it
+        assert server.proc.poll() is None and time.monotonic() < deadline, "".join(server.lines)
+        time.sleep(0.05)
     rb.kill()
     rb.wait(PROCESS_TIMEOUT)
+    (tmp_path / "gate").touch()  # the orphaned engine plays on, finds its input closed, ends
     return server, [ra], bob
 
 
@@ -514,8 +530,7 @@ def test_a_client_killed_mid_game_comes_back_and_the_game_goes_on(tmp_path: Path
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
     server, clients, bob = _kill_mid_game(tmp_path, "game=troll tc=120+1", tag)
     try:
-        (tmp_path / "open").touch()
-        clients.append(_connect_spec(server, bob, gate_spec("rb", tag, tmp_path / "open", 0),
+        clients.append(_connect_spec(server, bob, held_spec("rb", tag, tmp_path, tmp_path / "gate"),
                                      tag))
         server.wait_log("rb (bob) reconnected")
         first = server.wait_games(1)[0]
@@ -562,19 +577,11 @@ def test_a_remote_engine_plays_a_tournament_beside_a_local_one(tmp_path: Path) -
     run = start("tournament", "-g", "troll", "-e", spec("local", tag), "-e", "remote:rb",
                 "--listen", "127.0.0.1:0", "--wait-engines", "120", "--games", "2",
                 "--tc", "20+0.2", "--db", db, "--plain", env={"TAG": tag})
-    assert run.stderr is not None
-    port = None
-    err = ""
-    for line in run.stderr:
-        err += line
-        if "listening on " in line:
-            port = int(line.rsplit(":", 1)[1])
-            break
-    assert port is not None, err
-    client = start("connect", f"127.0.0.1:{port}", "--token", bob, "-e", spec("rb", tag),
+    log = ListeningLog(run)
+    client = start("connect", f"127.0.0.1:{log.port()}", "--token", bob, "-e", spec("rb", tag),
                    env={"TAG": tag})
-    out, rest = run.communicate(timeout=PROCESS_TIMEOUT)
-    assert run.returncode == 0, err + rest
+    run.communicate(timeout=PROCESS_TIMEOUT)
+    assert run.returncode == 0, log.join()
     _, client_err = client.communicate(timeout=PROCESS_TIMEOUT)
     assert client.returncode == 0, client_err
     with sqlite3.connect(db) as conn:

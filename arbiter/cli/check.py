@@ -126,7 +126,7 @@ def check(
         fail(str(exc))
     except PositionDataError as exc:  # the referee changed under the stored positions
         fail(f"{exc}; regenerate them with `python3 -m arbiter.check.positions --regenerate`", 3)
-    config = load_engine_configs([engine], engines_file)[0]
+    config = load_engine_configs([engine], engines_file, command="check")[0]
     settings = CheckSettings(quick=quick, handshake_timeout=handshake_timeout,
                              ready_timeout=ready_timeout, stop_timeout=stop_timeout,
                              quit_grace=quit_grace, stall_timeout=stall, margin_ms=margin,
@@ -194,7 +194,7 @@ def engine_info(
     declared options (type, default, range, choices).
 
     The engine is started for its handshake and ended at once."""
-    config = load_engine_configs([engine], engines_file)[0]
+    config = load_engine_configs([engine], engines_file, command="engine info")[0]
 
     async def handshake() -> dict[str, Any]:
         from arbiter.engine import open_engine

@@ -11,7 +11,7 @@ from arbiter import records
 from arbiter.clock import DEFAULT_STALL_MS, TimeControl, TimeControlError
 from arbiter.config import ConfigError, check_number, engine_configs, stall_ms
 from arbiter.engine import EngineConfig, EngineStartError
-from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError
+from arbiter.enginespec import DEFAULT_ENGINES_FILE, EngineSpecError, remote_name_of
 from arbiter.games import GameError, Position, get_game, split_moves
 from arbiter.match import DEFAULT_TC, play_engines
 from arbiter.record import GameRecord, Ply
@@ -33,13 +33,26 @@ EXIT_NOT_PLAYED = 1
 
 
 def load_engine_configs(specs: list[str], engines_file: str | None,
-                        each: str | None = None) -> list[EngineConfig]:
+                        each: str | None = None, *, command: str) -> list[EngineConfig]:
     """The engines named by ``--engine`` SPECs (:func:`arbiter.config.engine_configs`,
-    ``--each`` applied), or ``fail()`` on a bad one."""
+    ``--each`` applied) for ``arbiter COMMAND``, which runs them here, or
+    ``fail()`` on a bad one (a ``remote:NAME`` one too)."""
     try:
-        return engine_configs(specs, engines_file, each=each)
+        configs = engine_configs(specs, engines_file, each=each)
     except EngineSpecError as exc:
         fail(str(exc))
+    for config in configs:
+        fail_if_remote(config, command)
+    return configs
+
+
+def fail_if_remote(config: EngineConfig, command: str) -> None:
+    """``fail()`` when ``config`` is ``remote:NAME``: ``arbiter COMMAND`` runs
+    its engine here, while a remote engine connects to a run that listens
+    (``specs/wire.md`` §Remote participants)."""
+    if remote_name_of(config) is not None:
+        fail(f"-e {config.cmd}: arbiter {command} runs the engine here: give it as cmd=...; "
+             "remote:NAME is an engine that connects to arbiter match/tournament --listen")
 
 
 def _describe_move(ply: int, record: Ply) -> str:
@@ -91,7 +104,7 @@ def play(
         check_number("--maxplies", "maxplies", maxplies)
     except (GameError, TimeControlError, ConfigError) as exc:
         fail(str(exc))
-    white, black = load_engine_configs(engine, engines_file, each)
+    white, black = load_engine_configs(engine, engines_file, each, command="play")
     log_existed = log is not None and os.path.isdir(log)
     log_dir = checked_log_dir(log)
     checked_record_file(pgn)

@@ -14,7 +14,7 @@ import json
 import ssl
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import typer
 
@@ -180,6 +180,9 @@ def connect(
         config = parse_engine_spec(engine)
     except EngineSpecError as exc:
         fail(str(exc))
+    from .play import fail_if_remote
+
+    fail_if_remote(config, "connect")
     log_dir = checked_log_dir(log_dir)
     try:
         reason = run_interruptible(lambda: connect_engine(host, port, token_text, config,
@@ -196,12 +199,28 @@ def connect(
 # --------------------------------------------------------------------------
 
 
-def remote_runner(tournament: Any, config: Any, db: str, listen: str | None,
-                  wait: float | None) -> Callable[[], Awaitable[Any]] | None:
+class Listening(NamedTuple):
+    """A run's options for its ``remote:NAME`` engines: ``--listen``,
+    ``--wait-engines``, ``--tls-cert``/``--tls-key`` and ``--insecure`` (the
+    meaning they have on ``arbiter serve``)."""
+
+    listen: str | None = None
+    wait: float | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    insecure: bool = False
+
+
+def remote_runner(tournament: Any, config: Any, db: str,
+                  options: Listening) -> Callable[[], Awaitable[Any]] | None:
     """The run of ``tournament`` with its ``remote:NAME`` engines (a listener
-    on ``--listen``, the engines waited for ``--wait-engines`` seconds), or
-    None when it has none (and no --listen was given).  Exits 2 on bad options."""
+    on ``--listen``, TLS with ``--tls-cert``/``--tls-key``, the engines
+    waited for ``--wait-engines`` seconds), or None when it has none (and no
+    --listen was given).  Exits 2 on bad options; with ``tournament`` None
+    it only checks them (nothing printed)."""
     from arbiter.server.remote_run import DEFAULT_WAIT_ENGINES, remote_name, run_with_remotes
+
+    listen, wait = options.listen, options.wait
 
     names = [n for n in (remote_name(engine) for engine in config.engines) if n is not None]
     if not names:
@@ -213,19 +232,29 @@ def remote_runner(tournament: Any, config: Any, db: str, listen: str | None,
     host, port = _address(listen, "--listen")
     from arbiter.server.listener import listen_problem
 
-    problem = listen_problem(host, tls=False, insecure=False)
+    tls = _server_tls(options.tls_cert, options.tls_key)
+    problem = listen_problem(host, tls=tls is not None, insecure=options.insecure)
     if problem is not None:
         fail(f"--listen {listen}: {problem}")
+    if tournament is None:
+        return None
 
     def log(text: str) -> None:
         print(f"arbiter: {text}", file=sys.stderr, flush=True)
 
-    from arbiter.server.remote_record import settle_remote_record
+    if options.insecure and tls is None:
+        log("warning: --insecure: tokens travel in clear")
+    if tls is not None:
+        log("TLS: every connection is encrypted")
+
+    from arbiter.server.remote_record import seat_remote_engines, settle_remote_record
 
     async def play(engines: Any) -> Any:
         tournament.open_engine = engines.open
+        tournament.seat = seat_remote_engines
         tournament.settle = settle_remote_record
         return await tournament.run()
 
     return lambda: run_with_remotes(play, db=db, host=host, port=port, names=names,
-                                    wait=DEFAULT_WAIT_ENGINES if wait is None else wait, log=log)
+                                    wait=DEFAULT_WAIT_ENGINES if wait is None else wait, log=log,
+                                    tls=tls)

@@ -49,7 +49,11 @@ from .app import (
     remove_if_empty,
     run_interruptible,
 )
+from .records import ARENA_FORMAT
+from .server import Listening
 
+#: a run without remote engines
+NO_REMOTE = Listening()
 #: exit statuses of a run (specs/tournament.md §Exit status)
 EXIT_ABORTED = 1
 EXIT_BUSY = 3  # another process is running the tournament: nothing started
@@ -73,11 +77,11 @@ def _display(plain: bool, as_json: bool):
 
 
 def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool,
-         as_json: bool, remote: tuple[str | None, float | None] = (None, None),
+         as_json: bool, remote: Listening = NO_REMOTE,
          cluster: ClusterTarget | None = None, *, created: bool = False) -> RunResult:
     """Play the tournament (its games on ``cluster`` if given); the first
     signal stops it cleanly (:meth:`Tournament.stop`).  ``remote``:
-    ``--listen`` and ``--wait-engines`` for ``remote:NAME`` engines; when they
+    ``--listen``, ``--wait-engines`` and TLS for ``remote:NAME`` engines; when they
     do not come, a tournament this run ``created`` is removed again."""
     from arbiter.server.remote_run import RemoteWaitError
 
@@ -91,7 +95,7 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
     tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json),
                             player=player)
     try:
-        remote_main = remote_runner(tournament, config, str(store.path), *remote)
+        remote_main = remote_runner(tournament, config, str(store.path), remote)
         if remote_main is None:
             return run_interruptible(tournament.run, stop=tournament.stop)
         waiting = _Waiting(tournament, remote_main)
@@ -180,7 +184,7 @@ def _exit_for(result: RunResult) -> None:
 
 def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_json: bool,
                resume_id: int | None = None,
-               remote: tuple[str | None, float | None] = (None, None),
+               remote: Listening = NO_REMOTE,
                cluster: ClusterTarget | None = None) -> None:
     """Find or create the tournament, play what is left, print the standings.
 
@@ -228,18 +232,17 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
 MAX_WAIT_ENGINES = 86400.0
 
 
-def _check_remote(config: TournamentConfig, db: str,
-                  remote: tuple[str | None, float | None]) -> None:
-    """``--listen`` and ``--wait-engines`` checked before anything is made
-    (exit 2): :func:`~arbiter.cli.server.remote_runner` checks the options
-    when it builds the run (it starts nothing until called)."""
-    listen, wait = remote
+def _check_remote(config: TournamentConfig, db: str, remote: Listening) -> None:
+    """``--listen``, ``--wait-engines`` and TLS checked before anything is
+    made (exit 2): :func:`~arbiter.cli.server.remote_runner` checks the
+    options (and, given no tournament, does nothing else)."""
+    wait = remote.wait
     if wait is not None and not (math.isfinite(wait) and 0 < wait <= MAX_WAIT_ENGINES):
         fail(f"--wait-engines must be a number of seconds more than 0 and at most "
              f"{MAX_WAIT_ENGINES:g}, not {wait}")
     from .server import remote_runner
 
-    remote_runner(None, config, db, listen, wait)
+    remote_runner(None, config, db, remote)
 
 
 def _not_busy(store: Store, tournament_id: int) -> None:
@@ -366,9 +369,9 @@ def tournament(
     cluster: str | None = typer.Option(None, "--cluster", help="play the games on a Dask cluster: "
                                        "tls://host:port, or local:N worker processes here"),
     tls_ca: str | None = typer.Option(None, "--tls-ca", help="--cluster tls://: the CA certificate (PEM)"),
-    tls_cert: str | None = typer.Option(None, "--tls-cert", help="--cluster tls://: this side's certificate"),
-    tls_key: str | None = typer.Option(None, "--tls-key", help="--cluster tls://: this side's key"),
-    insecure: bool = typer.Option(False, "--insecure", help="allow --cluster tcp:// off this machine"),
+    tls_cert: str | None = typer.Option(None, "--tls-cert", help="--cluster tls:// or --listen: this side's certificate (PEM)"),
+    tls_key: str | None = typer.Option(None, "--tls-key", help="--cluster tls:// or --listen: this side's key (PEM)"),
+    insecure: bool = typer.Option(False, "--insecure", help="allow --cluster tcp:// off this machine, or --listen off loopback without TLS"),
 ) -> None:
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
@@ -397,7 +400,8 @@ def tournament(
         if any(engine.cmd.startswith(REMOTE_PREFIX) for engine in config.engines):
             fail("--cluster: remote:NAME engines connect to this machine, not to the cluster's workers")
     run_config(config, db or file_db or DEFAULT_DB, new=new, plain=plain, as_json=as_json,
-               resume_id=resume, remote=(listen, wait_engines), cluster=target)
+               resume_id=resume, cluster=target,
+               remote=Listening(listen, wait_engines, tls_cert, tls_key, insecure))
 
 
 def _check_numbers(flags: dict[str, Any]) -> None:
@@ -439,6 +443,9 @@ def match(
     as_json: bool = typer.Option(False, "--json", help="final standings as JSON"),
     listen: str | None = typer.Option(None, "--listen", help="HOST:PORT where -e remote:NAME engines connect"),
     wait_engines: float | None = typer.Option(None, "--wait-engines", help="seconds to wait for the remote engines (default 120)"),
+    tls_cert: str | None = typer.Option(None, "--tls-cert", help="--listen: TLS, this side's certificate (PEM)"),
+    tls_key: str | None = typer.Option(None, "--tls-key", help="--listen: TLS, its key (PEM)"),
+    insecure: bool = typer.Option(False, "--insecure", help="--listen off loopback without TLS (tokens in clear)"),
 ) -> None:
     """A match between two engines (a two-engine tournament; SPRT optional)."""
     if games is None and sprt is not None:
@@ -451,7 +458,8 @@ def match(
                  name=name or f"{game.strip().lower()} match")
     _check_numbers(flags)
     config, _ = _build(None, [first, second], engines_file, flags)
-    run_config(config, db, new=new, plain=plain, as_json=as_json, remote=(listen, wait_engines))
+    run_config(config, db, new=new, plain=plain, as_json=as_json,
+               remote=Listening(listen, wait_engines, tls_cert, tls_key, insecure))
 
 
 def _status_shown(status: str, running_now: bool) -> str:
@@ -486,7 +494,7 @@ def standings(
             return
         if arena is not None:  # specs/wire.md §The server and the client
             tournament_id = next((r["id"] for r in reversed(store.tournaments())
-                                  if r["format"] == "arena" and r["name"] == arena), None)
+                                  if r["format"] == ARENA_FORMAT and r["name"] == arena), None)
             if tournament_id is None:
                 fail(f"{db}: no arena named {arena!r}")
         tournament = (store.tournament(tournament_id) if tournament_id is not None
@@ -495,7 +503,8 @@ def standings(
             fail(f"{db}: no tournament {tournament_id}" if tournament_id is not None
                  else f"{db}: no tournaments yet")
         table = tournament_standings(store, tournament)
-        tournament = {**tournament, "running_now": store.run_active(tournament["id"])}
+        tournament = _with_total({**tournament, "running_now": store.run_active(tournament["id"])},
+                                 table.games)
         shown = {**tournament, "status": _status_shown(tournament["status"], tournament["running_now"])}
     if as_json:
         typer.echo(json.dumps(_standings_json(tournament, table), indent=2))
@@ -503,10 +512,18 @@ def standings(
         print_standings(make_console(), table, shown)
 
 
+def _with_total(tournament: dict[str, Any], done: int) -> dict[str, Any]:
+    """``tournament`` with its total of games as shown: an arena has no
+    schedule, so its total is the ``done`` games it played (not 0)."""
+    if tournament.get("format") == ARENA_FORMAT:
+        return {**tournament, "total_games": done}
+    return tournament
+
+
 def _list(store: Store, as_json: bool) -> None:
     """The tournaments of the database, one line each (or JSON)."""
-    rows = [{**r, "done": store.count_games(r["id"]), "running_now": store.run_active(r["id"])}
-            for r in store.tournaments()]
+    rows = [_with_total({**r, "done": done, "running_now": store.run_active(r["id"])}, done)
+            for r in store.tournaments() for done in (store.count_games(r["id"]),)]
     if as_json:
         typer.echo(json.dumps([{k: r[k] for k in ("id", "name", "game", "format", "status",
                                                   "total_games", "created", "done", "running_now")}

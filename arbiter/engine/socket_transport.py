@@ -111,6 +111,15 @@ class SocketTransport:
         self._search: list[str] = []  # its position and go lines, replayed after a resume
         self._moves = 0  # plies of its position line
         self._games = 0
+        # what a fresh engine is told again after a resume: the options set
+        # (by the text before " value ": one line per option, so bounded),
+        # and whether an isready waits for its readyok (a game's start)
+        self._options: dict[str, str] = {}
+        self._ready_asked = False
+        #: whether this engine plays p1 in its game (set by whoever seats it;
+        #: None: not known): a resumed search's go then gives back the time
+        #: away on its own clock only
+        self.plays_p1: bool | None = None
         #: the engine's think time (ms) the client reported with its last bestmove
         self.think: int | None = None
         #: the last round trip measured by sync (seconds), None before one
@@ -163,6 +172,13 @@ class SocketTransport:
         return self._detail or "closed the connection"
 
     # -- the owner's side ---------------------------------------------------------------
+
+    def lag_allowance(self) -> float:
+        """The most the lag quota can take off the search in progress
+        (seconds; 0 without a quota or a search): the match waits that much
+        past the clock's deadline for its bestmove (specs/wire.md §Clock fairness)."""
+        quota = self._quota
+        return quota.quota if quota is not None and self._go_at is not None else 0.0
 
     @property
     def detached(self) -> bool:
@@ -391,14 +407,19 @@ class SocketTransport:
 
     async def _resume(self) -> None:
         """A reconnected client restarts its engine: ``resume``, then ``ugi``
-        and ``isready`` answered (their lines are the transport's, not the
-        conversation's), then the search in progress replayed."""
+        answered, the options set and ``uginewgame`` told again, ``isready``
+        answered (these lines are the transport's, not the conversation's);
+        then the conversation's ``isready`` if it waits for a ``readyok``
+        (a drop at a game's start), and the search in progress replayed."""
         self._resuming = True
         try:
             self._queue(wire.Resume(f"{self.session}-{self._games}"[:wire.MAX_ID_CHARS],
                                     self._moves))
             with trio.move_on_after(RESUME_HANDSHAKE_TIMEOUT) as scope:
                 await self._exchange("ugi", "ugiok")
+                setup = [*self._options.values(), *(["uginewgame"] if self._games else [])]
+                if setup:
+                    self._queue(*wire.lines_frames(setup))
                 await self._exchange("isready", "readyok")
             if scope.cancelled_caught:
                 self._end(f"did not restart its engine within {RESUME_HANDSHAKE_TIMEOUT:g} s "
@@ -406,6 +427,8 @@ class SocketTransport:
                 return
         finally:
             self._resuming = False
+        if self._ready_asked:  # the conversation's isready (a game's start): its readyok is the engine's
+            self._queue(wire.Lines(["isready"]))
         if self._go_at is not None and self._search:
             self._queue(*wire.lines_frames(self._replayed_search()))
 
@@ -418,15 +441,18 @@ class SocketTransport:
             self._resume_event = trio.Event()
 
     def _replayed_search(self) -> list[str]:
-        """The search's position and go lines, the go's times less the time
-        since it first went (the mover's clock ran meanwhile; the transport
-        does not know which side moves, so both are reduced)."""
+        """The search's position and go lines, the mover's time in the go
+        less the time since it first went (its clock ran meanwhile, the
+        other's did not): ``p1time`` or ``p2time`` by :attr:`plays_p1`; both
+        when that is not known."""
         assert self._go_at is not None
         spent = round((trio.current_time() - self._go_at) * 1000)
         lines = list(self._search)
         words = lines[-1].split()
+        mover = ("p1time", "p2time") if self.plays_p1 is None else \
+            ("p1time",) if self.plays_p1 else ("p2time",)
         for index, word in enumerate(words[:-1]):
-            if word in ("p1time", "p2time") and words[index + 1].isdigit():
+            if word in mover and words[index + 1].isdigit():
                 words[index + 1] = str(max(int(words[index + 1]) - spent, 1))
         lines[-1] = " ".join(words)
         return lines
@@ -439,9 +465,10 @@ class SocketTransport:
     _resume_event: trio.Event
 
     def _watch(self, lines: list[str]) -> None:
-        """What the engine is sent, as the clock's fairness needs it: a new
-        game resets the quota; a ``go`` starts a search (its time control
-        sets the quota at the game's first)."""
+        """What the engine is sent, as the clock's fairness and a resume
+        need it: a new game resets the quota; a ``go`` starts a search (its
+        time control sets the quota at the game's first); the options set
+        and an ``isready`` not answered yet are told a fresh engine again."""
         for line in lines:
             if line == "uginewgame":
                 self._quota, self._quota_known, self.lag = None, False, []
@@ -457,6 +484,10 @@ class SocketTransport:
                 self._search.append(line)
                 self._go_at = trio.current_time()
                 self._game_on = True
+            elif line == "isready":
+                self._ready_asked = True
+            elif line.startswith("setoption"):
+                self._options[line.partition(" value ")[0]] = line
 
     def _arrive(self, frame: wire.Lines, now: float) -> None:
         lines = frame.lines
@@ -465,6 +496,8 @@ class SocketTransport:
             self._resume_event.set()
             return
         credited = now
+        if self._ready_asked and "readyok" in lines:
+            self._ready_asked = False
         if frame.think is not None:
             self.think = frame.think
         if self._go_at is not None and any(line.startswith("bestmove") for line in lines):

@@ -72,6 +72,11 @@ class _Driver:
         self._scope: trio.CancelScope | None = None
         #: when the search in progress started (the end of its go write)
         self._started = 0.0
+        #: per colour, how much longer a search may be waited for: a remote
+        #: engine's lag allowance (its transport's ``lag_allowance``), None
+        #: for a local engine (specs/wire.md §Clock fairness)
+        self._lag = {color: getattr(getattr(p.engine, "transport", None), "lag_allowance", None)
+                     for color, p in players.items()}
 
     def interrupt(self, engine: Engine) -> None:
         """:attr:`Engine.on_fault`: an engine faulted, stop waiting at once."""
@@ -106,7 +111,12 @@ class _Driver:
         Kept for speed (one seam, ``bench/README.md`` §The match): the
         deadlines are set on one cancel scope that serves searches until one
         of them is cancelled (a deadline passed, or an engine faulted:
-        :meth:`interrupt`), rather than a scope per search."""
+        :meth:`interrupt`), rather than a scope per search.
+
+        A remote engine's search is waited for longer by its lag allowance
+        (the most its lag quota can take off the time it is charged), so
+        that a move the quota brings within the clock is not cut: the state
+        judges the reply's credited time (specs/wire.md §Clock fairness)."""
         action: Action = go
         engine = self.players[go.color].engine
         before = self._started
@@ -123,6 +133,8 @@ class _Driver:
                 reply: Answer | None = None
                 try:
                     self._started = await engine.go(go.position, go.limits, go.mover_is_p1)
+                    if (lag := self._lag[go.color]) is not None:  # read once the go went
+                        scope.deadline = self._started + go.seconds + lag()
                     self._record()  # the previous ply, while this engine thinks
                     reply = await engine.wait_bestmove()
                 except EngineFaultError:
@@ -133,7 +145,8 @@ class _Driver:
             return action  # (a Go after the break above: played under a new scope)
         reply = None
         if self._started > before:  # the write was done: the search's own deadline counts from its end
-            reply = await self._wait_until(engine, self._started + go.seconds)
+            lag = self._lag[go.color]
+            reply = await self._wait_until(engine, self._started + go.seconds + (lag() if lag else 0.0))
         return self._settle(reply)
 
     async def _wait_until(self, engine: Engine, deadline: float) -> Answer | None:

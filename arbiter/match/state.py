@@ -127,7 +127,11 @@ class Go:
     ``limits`` to ``color`` (``mover_is_p1``: whose ``p1time`` is whose), then
     wait for its ``bestmove`` at most ``seconds`` after the write finished
     (then send :class:`DeadlinePassed`).  A write that blocks is bounded by
-    the same ``seconds`` counted from its start."""
+    the same ``seconds`` counted from its start.  A driver may wait longer
+    for an engine whose reply times are credited with a lag compensation (a
+    remote engine, ``specs/wire.md`` §Clock fairness): the state judges a
+    reply by its ``time``, so it is in time only when credited within
+    ``seconds``, and DeadlinePassed is right once no credit can bring it there."""
 
     color: Color
     position: bytes

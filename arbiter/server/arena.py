@@ -26,7 +26,7 @@ from arbiter.record import GameRecord
 from arbiter.store import Store
 
 from .listener import Registry, Remote
-from .remote_record import settle_remote_record, tell_game_over
+from .remote_record import seat_remote_engines, settle_remote_record, tell_game_over
 
 __all__ = ["ARENA_FORMAT", "Arena", "ArenaSpec", "ArenaSpecError", "open_arena"]
 
@@ -146,13 +146,17 @@ class Arena:
 
     async def _play(self, white: Remote, black: Remote) -> GameRecord | None:
         self.log(f"{self.spec.title}: {white.name} - {black.name} started")
+        seat_remote_engines(get_game(self.spec.game), white.engine, black.engine)
         try:
             record = await play_game(self.spec.game, white.engine, black.engine, tc=self.spec.tc,
                                      maxplies=self.spec.maxplies)
             return settle_remote_record(record, white.engine, black.engine)
         except EngineStartError as exc:
             self.log(f"{self.spec.title}: {white.name} - {black.name} not played: {exc}")
-            failed = [r for r in (white, black) if not r.engine.healthy] or [white, black]
+            # the engine at fault: unfit, or its client gone (detached: its
+            # conversation looks healthy); the other plays on
+            failed = [r for r in (white, black)
+                      if not r.engine.healthy or r.transport.detached] or [white, black]
             for remote in failed:
                 remote.release()
             return None

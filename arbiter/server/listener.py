@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 import trio
 
 from arbiter.engine import Engine, EngineConfig, EngineError, EngineTimeouts
-from arbiter.engine.socket_transport import SocketTransport, close_stream
+from arbiter.engine.socket_transport import RESUME_HANDSHAKE_TIMEOUT, SocketTransport, close_stream
+from arbiter.server.client import RECONNECT_MAX_DELAY
 from arbiter.tokens import TokenStore, valid_name
 from protocol import wire
 from protocol.wire import NEED_DATA, Role, WireConnection, WireError
@@ -38,6 +39,16 @@ REFUSAL_SEND_TIMEOUT = 1.0
 #: how often an idle engine is asked ``isready`` (seconds): a client gone
 #: while it waited for a game is found within this, and never paired
 IDLE_PING_INTERVAL = wire.HEARTBEAT_INTERVAL
+
+#: how long a remote engine has to answer ``isready`` (seconds).  A drop
+#: between ``isready`` and ``readyok`` (at a game's start) is waited out like
+#: one during a search, but the conversation's wait counts from the
+#: ``isready``: a local engine's 5 s (``protocol.limits.READY_TIMEOUT_MS``)
+#: would be spent before the client is back.  So: the longest a client waits
+#: before a reconnect (:data:`~arbiter.server.client.RECONNECT_MAX_DELAY`), its
+#: fresh engine's restart (:data:`~arbiter.engine.socket_transport.RESUME_HANDSHAKE_TIMEOUT`),
+#: then the patience of a fresh start for the replayed ``isready``
+REMOTE_READY_TIMEOUT = RECONNECT_MAX_DELAY + RESUME_HANDSHAKE_TIMEOUT + EngineTimeouts.ready
 
 #: the ``cmd`` of a remote engine's config: it is run by the client, not here
 REMOTE_CMD = "remote"
@@ -147,14 +158,15 @@ class _Refused(Exception):
 class Listener:
     """The connection handler of :func:`trio.serve_tcp`: :meth:`handle` one
     stream from accept to close.  ``tokens`` checks the hellos; ``registry``
-    receives the engines; connections beyond :data:`~protocol.wire.MAX_CONNECTIONS`
+    receives the engines (with ``timeouts``, by default a local engine's but
+    :data:`REMOTE_READY_TIMEOUT`); connections beyond :data:`~protocol.wire.MAX_CONNECTIONS`
     (all) or :data:`~protocol.wire.MAX_CONNECTIONS_PER_TOKEN` are refused."""
 
     def __init__(self, tokens: TokenStore, registry: Registry, *,
                  timeouts: EngineTimeouts | None = None, log: Log = _stderr):
         self.tokens = tokens
         self.registry = registry
-        self.timeouts = timeouts or EngineTimeouts()
+        self.timeouts = timeouts or EngineTimeouts(ready=REMOTE_READY_TIMEOUT)
         self.log = log
         self.connections = 0  # accepted and not yet closed, authenticated or not
         self._failures: dict[str, deque[float]] = {}  # address -> times of failed hellos

@@ -1,8 +1,9 @@
-"""What the wire adds to the record of a game with remote engines
-(``specs/wire.md`` §Clock fairness, §Disconnect and resume): each remote
-ply's round trip and lag compensation, and the ``disconnect`` ending.
+"""What the wire adds to a game with remote engines (``specs/wire.md``
+§Clock fairness, §Disconnect and resume): before it, each remote engine
+told which player it is (:func:`seat_remote_engines`); after it, each
+remote ply's round trip and lag compensation, and the ``disconnect`` ending.
 
-Both are read from the engines' :class:`~arbiter.engine.socket_transport.SocketTransport`
+The record's additions are read from the engines' :class:`~arbiter.engine.socket_transport.SocketTransport`
 after :func:`arbiter.match.play_game` returned, so the match itself knows
 nothing of the network.
 """
@@ -11,15 +12,27 @@ from __future__ import annotations
 
 from arbiter.engine import Engine
 from arbiter.engine.socket_transport import SocketTransport
+from arbiter.games import Color, Game
 from arbiter.record import GameRecord, MatchTermination
 
-__all__ = ["remote_transport", "settle_remote_record", "tell_game_over"]
+__all__ = ["remote_transport", "seat_remote_engines", "settle_remote_record", "tell_game_over"]
 
 
 def remote_transport(engine: Engine) -> SocketTransport | None:
     """The engine's socket transport, None for a local engine."""
     transport = engine.transport
     return transport if isinstance(transport, SocketTransport) else None
+
+
+def seat_remote_engines(game: Game, white: Engine, black: Engine) -> None:
+    """Before a game: tell each remote engine's transport whether it plays
+    p1 (the game's first player), so that a search resumed after a drop
+    gives back the time away on that engine's clock only (the other side's
+    clock did not run)."""
+    for color, engine in ((Color.WHITE, white), (Color.BLACK, black)):
+        transport = remote_transport(engine)
+        if transport is not None:
+            transport.plays_p1 = color is game.first
 
 
 def settle_remote_record(record: GameRecord, white: Engine, black: Engine) -> GameRecord:
