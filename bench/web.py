@@ -127,6 +127,9 @@ def viewers_client(url: str, count: int) -> None:
     import http.client
     from urllib.parse import urlsplit
 
+    from arbiter.web.child import VIEW_NICENESS
+
+    os.nice(VIEW_NICENESS)  # viewers are other machines: their reading is not the server's cost
     parts = urlsplit(url)
     received = [0] * count
     stop = threading.Event()

@@ -544,21 +544,22 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
 
 
 class _ViewServer:
-    """An ``arbiter serve --http`` process (its environment tagged, so its
+    """An ``arbiter serve [--http]`` process (its environment tagged, so its
     child is found), its stderr read by a thread (never a full pipe)."""
 
-    def __init__(self, tmp_path: Path, *options: str):
+    def __init__(self, tmp_path: Path, *options: str, http: bool = True):
         import threading
         import uuid
 
         self.db = tmp_path / "server.db"
         self.tag = f"webserve-{uuid.uuid4().hex}"
         self.proc = start("serve", "--db", self.db, "--listen", "127.0.0.1:0", *options,
-                          "--http", "127.0.0.1:0", env={"TAG": self.tag})
+                          *(("--http", "127.0.0.1:0") if http else ()), env={"TAG": self.tag})
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
-        self.url = self.wait_log(r"web view of .* at (http://127\.0\.0\.1:\d+/)$")[1]
-        self.wait_log(r"listening on 127\.0\.0\.1:(\d+)$")
+        if http:
+            self.url = self.wait_log(r"web view of .* at (http://127\.0\.0\.1:\d+/)$")[1]
+        self.port = int(self.wait_log(r"listening on 127\.0\.0\.1:(\d+)$")[1])
 
     def _read(self) -> None:
         assert self.proc.stderr is not None
@@ -694,3 +695,56 @@ def test_a_view_address_in_use_is_an_error(tmp_path, db):
         assert run.returncode == 2, run.stderr
         assert f"--http {address}: the web view did not start (exit 2)" in run.stderr
         assert "listening on" not in run.stderr
+
+
+def test_arena_games_show_live(tmp_path):
+    """`arbiter serve --arena` with two `arbiter connect` engines (gated: the
+    first game holds at ply 2 * GATE_AFTER): the arena's game in progress is
+    shown as a tournament's is (position, clocks, last move, its own page);
+    once stored (keyed by its seq), its live page leads to the stored game
+    (specs/web.md §Games in progress)."""
+    gate = tmp_path / "gate"
+    server = _ViewServer(tmp_path, "--arena", "game=troll tc=1000+0 name=arena", http=False)
+    engines = []
+    try:
+        for name in ("ga", "gb"):
+            token = invoke("token", "add", name, "--db", server.db)
+            assert token.returncode == 0, token.stderr
+            engines.append(start("connect", f"127.0.0.1:{server.port}", "--token", token.stdout.strip(),
+                                 "-e", f"cmd='{PYTHON} {GATE}' name={name} env.GATE={gate} "
+                                       f"env.GATE_AFTER={GATE_AFTER}", env={"TAG": server.tag}))
+        wait_for_live_plies(server.db, 2 * GATE_AFTER, server.proc)
+        app = create_app(server.db)
+        with TestClient(app) as client:
+            (arena,) = get_json(client, "/api/tournaments")["tournaments"]
+            url = f"/api/tournament/{arena['id']}"
+            (live,) = get_json(client, url)["live"]
+            assert live["key"] == "pair1-1" and {live["white"], live["black"]} == {"ga", "gb"}
+            assert live["plies"] == 2 * GATE_AFTER and live["last_move"]
+            assert all(live["clock_ms"][side] > 0 for side in ("white", "black"))
+            assert f"ply {2 * GATE_AFTER}" in live["svg"]
+            assert f'href="/tournament/{arena["id"]}/live/pair1-1"' in get_page(client, url[4:])
+            game = get_json(client, f"{url}/live/pair1-1")
+            assert [m["ply"] for m in game["moves"]] == list(range(1, 2 * GATE_AFTER + 1))
+            gate.touch()
+            server.wait_log(r"arena game 1: ")
+            import time
+
+            deadline = time.monotonic() + PROCESS_TIMEOUT  # the live rows written after the store
+            while (finished := client.get(f"/tournament/{arena['id']}/live/pair1-1",
+                                          follow_redirects=False)).status_code != 303:
+                assert finished.status_code == 200 and time.monotonic() < deadline
+                time.sleep(0.05)
+            stored = get_json(client, f"{url}?page=1")["games"]
+            first = [g for g in stored if g["key"] == "1"]
+            assert finished.headers["location"] == f"/game/{first[0]['id']}"
+        app.state.reader.close()
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(timeout=PROCESS_TIMEOUT) == 130
+    finally:
+        gate.touch()
+        server.close()
+        for engine in engines:
+            if engine.poll() is None:
+                engine.kill()
+            engine.communicate()

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from arbiter.live import live_games, ply_entry
+from arbiter.live import live_games, ply_entry, stored_key
 from arbiter.record import GameRecord
 from arbiter.store import RUNNING, Store, game_record
 
@@ -184,9 +184,10 @@ class Reader:
         with self._using() as store:
             active = store.run_active(tournament_id)
             rows = [r for r in live_games(store, tournament_id) if r["key"] == key] if active else []
+            became = None if rows else stored_key(store, tournament_id, key)
         if not rows:
             stored = self._query("select id from games where tournament = ? and key = ?",
-                                 [tournament_id, key])
+                                 [tournament_id, key if became is None else became])
             if stored:
                 raise Finished(stored[0]["id"])
             raise NotFound(f"no game {key!r} in progress in tournament {tournament_id}")
