@@ -1,4 +1,5 @@
-"""Games in progress, written by the run for readers in other processes.
+"""Games in progress, written by the run (a tournament's, an arena's) for
+readers in other processes.
 
 A finished game is one row of ``games``; a game in progress exists only in
 the run's memory.  So that a reader of the database (``arbiter web``, in
@@ -6,7 +7,8 @@ another process) can show games in progress, :class:`LiveGames` keeps a
 ``live`` row per running game (``specs/web.md`` §Games in progress):
 
 * the match driver tells it each ply (``play_game``'s ``on_move``): on the
-  event loop, a dictionary update and nothing else;
+  event loop, a dictionary update and nothing else (with the time the ply
+  was seen, so a reader can run the side to move's clock on);
 * a task of the run writes every game changed since the last write, every
   :data:`LIVE_INTERVAL` seconds, in ONE transaction in a worker thread, so
   the event loop that times the engines never waits for the disk, and the

@@ -422,7 +422,16 @@ def test_a_game_in_progress_then_finished(tmp_path):
                 "r1-p1-g1", "gated", SCRIPT, 2 * GATE_AFTER)
             assert live["last_move"] and all(live["clock_ms"][side] > 0 for side in ("white", "black"))
             assert f"ply {2 * GATE_AFTER}" in live["svg"]
+            # White waits at its gate: its clock runs down from its figure (specs/web.md §Clocks)
+            ticking = live["ticking"]
+            assert ticking["side"] == "white" and 0 < ticking["left_ms"] <= live["clock_ms"]["white"]
+            import time
+
+            time.sleep(0.01)
+            later = get_json(client, "/api/tournament/1")["live"][0]["ticking"]
+            assert later["side"] == "white" and later["left_ms"] < ticking["left_ms"]
             page = get_page(client, "/tournament/1")
+            assert 'data-side="white" data-left-ms="' in page and 'class="clock" data-side="black"' in page
             assert '<body data-live="/events/tournament/1">' in page
             assert 'href="/tournament/1/live/r1-p1-g1"' in page and f'data-plies="{2 * GATE_AFTER}"' in page
             game = get_json(client, "/api/tournament/1/live/r1-p1-g1")
@@ -458,6 +467,17 @@ def test_a_game_in_progress_then_finished(tmp_path):
         proc.communicate()
     import sqlite3
     assert sqlite3.connect(db).execute("select count(*) from live").fetchone() == (0,)
+
+
+def test_a_clock_never_counts_past_zero():
+    """The side to move's clock is its figure less the time since the last
+    move, zero at the least, and none before its first move (specs/web.md §Clocks)."""
+    import time
+
+    assert data._ticking("black", 1000, time.time() - 5)["left_ms"] == 0
+    assert data._ticking("black", None, time.time()) is None
+    assert data._ticking("white", 60_000, None) is None
+    assert 0 < data._ticking("white", 60_000, time.time() - 0.5)["left_ms"] <= 59_500
 
 
 def test_a_killed_run(tmp_path):
