@@ -656,7 +656,7 @@ def test_the_server_serves_the_view_from_a_child_process(tmp_path):
         mine, its = _stat(server.proc.pid), _stat(view)
         assert int(its[1]) == server.proc.pid  # the server's child
         assert its[3] != mine[3] and its[3] == its[2] == str(view)  # its own session and group: Ctrl-C is the server's
-        assert int(its[16]) == int(mine[16]) + VIEW_NICENESS  # stat's nice field
+        assert int(its[16]) == min(19, int(mine[16]) + VIEW_NICENESS)  # stat's nice field (19 at most)
         server.proc.send_signal(signal.SIGINT)
         assert server.proc.wait(timeout=PROCESS_TIMEOUT) == 130
         assert _wait_gone([view]) == []

@@ -31,9 +31,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # trio is imported where it runs: the command line starts without it
     import trio
 
-#: how much lower than the server the view's CPU priority is (``nice``): a
-#: busy machine gives its cores to the engines and the server first
-VIEW_NICENESS = 10
+#: how much lower than the server the view's CPU priority is (``nice``; 19,
+#: the lowest): a busy machine gives its cores to the engines and the
+#: server first, the view takes what they leave (bench/README.md §web.py)
+VIEW_NICENESS = 19
 
 #: seconds the view has to end after its stdin closed, before it is killed
 STOP_TIMEOUT = 5.0
