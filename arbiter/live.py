@@ -1,4 +1,5 @@
-"""Games in progress, written by the run for readers in other processes.
+"""Games in progress, written by the run (a tournament's, an arena's) for
+readers in other processes.
 
 A finished game is one row of ``games``; a game in progress exists only in
 the run's memory.  So that a reader of the database (``arbiter web``, in
@@ -6,7 +7,8 @@ another process) can show games in progress, :class:`LiveGames` keeps a
 ``live`` row per running game (``specs/web.md`` §Games in progress):
 
 * the match driver tells it each ply (``play_game``'s ``on_move``): on the
-  event loop, a dictionary update and nothing else;
+  event loop, a dictionary update and nothing else (with the time the ply
+  was seen, so a reader can run the side to move's clock on);
 * a task of the run writes every game changed since the last write, every
   :data:`LIVE_INTERVAL` seconds, in ONE transaction in a worker thread, so
   the event loop that times the engines never waits for the disk, and the
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -39,10 +42,26 @@ LIVE_INTERVAL = 0.25
 
 LIVE_TABLE = "live"
 
+#: games in progress that ended as a stored game of another key (an
+#: arena's: its games are keyed by the order they are stored in, known only
+#: then): a reader's live page leads to the stored game through it
+DONE_TABLE = "live_done"
+
+#: rows of :data:`DONE_TABLE` kept per tournament, the newest: a viewer of a
+#: game in progress sees its end within a second; a row is only for that
+DONE_KEPT = 100
+
 _CREATE = (f"create table if not exists {LIVE_TABLE} ("
            "tournament integer not null, key text not null, seq integer, game text, "
            "white text, black text, fen text, opening text, moves text, plies integer, "
            "started text, updated text, primary key (tournament, key))")
+
+_CREATE_DONE = (f"create table if not exists {DONE_TABLE} ("
+                "tournament integer not null, key text not null, stored text not null, "
+                "primary key (tournament, key))")
+
+_PRUNE_DONE = (f"delete from {DONE_TABLE} where tournament = ? and rowid not in (select rowid "
+               f"from {DONE_TABLE} where tournament = ? order by rowid desc limit {DONE_KEPT})")
 
 _UPSERT = (f"insert or replace into {LIVE_TABLE} (tournament, key, seq, game, white, black, fen, "
            "opening, moves, plies, started, updated) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -64,18 +83,22 @@ class LiveGames:
         self._games: dict[str, dict[str, Any]] = {}
         self._changed: set[str] = set()
         self._gone: set[str] = set()
+        self._done: dict[str, str] = {}  # live key -> the stored game's key, when they differ
         self._clear = True  # the first write removes a killed run's rows
 
     # -- on the event loop ------------------------------------------------------
 
     def started(self, scheduled: Any) -> None:
         """A game of the schedule (:class:`arbiter.schedule.ScheduledGame`) begins."""
-        key = scheduled.key
-        moves: list[dict[str, Any]] = []
-        self._games[key] = {"key": key, "seq": scheduled.seq, "white": scheduled.white,
-                            "black": scheduled.black, "fen": scheduled.opening.fen,
-                            "opening": list(scheduled.opening.moves), "moves": moves,
-                            "started": now_iso()}
+        self.begin(scheduled.key, scheduled.seq, scheduled.white, scheduled.black,
+                   scheduled.opening.fen, scheduled.opening.moves)
+
+    def begin(self, key: str, seq: int | None, white: str, black: str, fen: str | None = None,
+              opening: Any = ()) -> None:
+        """Game ``key`` begins (``seq`` orders the games shown; ``fen`` and
+        ``opening`` where it starts: the game's start by default)."""
+        self._games[key] = {"key": key, "seq": seq, "white": white, "black": black, "fen": fen,
+                            "opening": list(opening), "moves": [], "started": now_iso()}
         self._changed.add(key)
         self._gone.discard(key)
 
@@ -87,17 +110,20 @@ class LiveGames:
             self._games[key]["moves"] = moves
 
         def on_move(ply: Any, position: Any) -> None:
-            moves.append(ply_entry(ply))
+            moves.append({**ply_entry(ply), "at": round(time.time(), 3)})
             self._changed.add(key)
         return on_move
 
-    def ended(self, key: str) -> None:
-        """The game is stored, or abandoned: its row goes at the next write."""
+    def ended(self, key: str, stored: str | None = None) -> None:
+        """The game is stored (as game ``stored`` when its stored key is not
+        ``key``), or abandoned: its row goes at the next write."""
         if self._games.pop(key, None) is not None:
             self._changed.discard(key)
             self._gone.add(key)
+            if stored is not None and stored != key:
+                self._done[key] = stored
 
-    def _batch(self) -> tuple[list[tuple[Any, ...]], list[str], bool]:
+    def _batch(self) -> tuple[list[tuple[Any, ...]], list[tuple[str, str | None]], bool]:
         """What changed since the last write, copied (the thread writes copies)."""
         stamp = now_iso()
         rows = []
@@ -106,7 +132,7 @@ class LiveGames:
             rows.append((self.tournament_id, key, g["seq"], self.game, g["white"], g["black"],
                          g["fen"], g["opening"], list(g["moves"]), len(g["opening"]) + len(g["moves"]),
                          g["started"], stamp))
-        gone, clear = list(self._gone), self._clear
+        gone, clear = [(key, self._done.pop(key, None)) for key in self._gone], self._clear
         self._changed.clear()
         self._gone.clear()
         self._clear = False
@@ -124,19 +150,29 @@ class LiveGames:
 
     # -- in a worker thread -------------------------------------------------------
 
-    def write(self, rows: list[tuple[Any, ...]], gone: list[str], clear: bool = False) -> None:
-        """One transaction: upsert ``rows``, delete ``gone`` (all of the
-        tournament's rows first if ``clear``).  A failure is skipped."""
+    def write(self, rows: list[tuple[Any, ...]], gone: list[tuple[str, str | None]],
+              clear: bool = False) -> None:
+        """One transaction: upsert ``rows``, delete ``gone`` (``(key,
+        stored)``: a stored key other than ``key`` goes into
+        :data:`DONE_TABLE`), all of the tournament's rows first if ``clear``.
+        A failure is skipped."""
         encoded = [(*row[:7], json.dumps(row[7]), json.dumps(row[8]), *row[9:]) for row in rows]
+        done = [(self.tournament_id, key, stored) for key, stored in gone if stored is not None]
+        tid = self.tournament_id
         try:
             with self.store.transaction():
                 db = self.store.db.conn
                 db.execute(_CREATE)
+                db.execute(_CREATE_DONE)
                 if clear:
-                    db.execute(f"delete from {LIVE_TABLE} where tournament = ?", [self.tournament_id])
+                    db.execute(f"delete from {LIVE_TABLE} where tournament = ?", [tid])
+                    db.execute(f"delete from {DONE_TABLE} where tournament = ?", [tid])
                 db.executemany(f"delete from {LIVE_TABLE} where tournament = ? and key = ?",
-                               [(self.tournament_id, key) for key in gone])
+                               [(tid, key) for key, _ in gone])
                 db.executemany(_UPSERT, encoded)
+                if done:
+                    db.executemany(f"insert or replace into {DONE_TABLE} values (?, ?, ?)", done)
+                    db.execute(_PRUNE_DONE, [tid, tid])
         except (sqlite3.Error, OSError, StoreError):  # StoreError: the file was deleted or replaced
             pass  # see the module's docstring: the next write has the newest state
 
@@ -145,6 +181,19 @@ class LiveGames:
         self._games.clear()
         self._changed.clear()
         self.write([], [], clear=True)
+
+
+def stored_key(store: Store, tournament_id: int, key: str) -> str | None:
+    """The key of the stored game that game in progress ``key`` became,
+    when it is not ``key`` itself (an arena's game; :data:`DONE_TABLE`)."""
+    try:
+        row = store.db.conn.execute(f"select stored from {DONE_TABLE} where tournament = ? "
+                                    "and key = ?", [tournament_id, key]).fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None
+        raise
+    return None if row is None else str(row[0])
 
 
 def live_games(store: Store, tournament_id: int) -> list[dict[str, Any]]:
@@ -165,4 +214,4 @@ def live_games(store: Store, tournament_id: int) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["LIVE_INTERVAL", "LiveGames", "live_games", "ply_entry"]
+__all__ = ["DONE_KEPT", "LIVE_INTERVAL", "LiveGames", "live_games", "ply_entry", "stored_key"]

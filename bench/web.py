@@ -11,18 +11,20 @@ Two parts:
    at most 200 ms.
 2. **Live viewers and the clocks.** Real tournaments as ``bench/load.py``
    plays them (mcts against mcts, tc ``1+0.01``, concurrency 4), run
-   alternately: without viewers; with ``--viewers`` (100) event streams of
-   the tournament page open from another process, the web view served in
-   the SAME trio run as the tournament (``arbiter serve --http``'s case, the
-   worst: the view's tasks and its rendering threads share the process and
-   its event loop with the engines' timing) or by an ``arbiter web`` process
-   (the usual case: ``arbiter tournament`` and ``arbiter web`` side by
-   side); and with the live rows not written at all.  The clock
-   error per move (measured minus engine-reported, p50 / p99: load.py's
-   figure), time forfeits, the updates the viewers received.
+   alternately (``--modes``): ``no-viewers``; with ``--viewers`` (100)
+   event streams of the tournament page open from another process, the web
+   view served by ``serve-http`` (``arbiter serve --http``'s own code,
+   :mod:`arbiter.web.child`: an ``arbiter web`` child at a lower CPU
+   priority), ``web-process`` (a plain ``arbiter web`` beside the run, at
+   its priority: ``arbiter tournament`` and ``arbiter web`` side by side),
+   ``same-loop`` (the view's tasks in the run's own trio loop: the first
+   design of ``serve --http``); and ``no-live-rows`` (the live rows not
+   written at all).  The clock error per move (measured minus
+   engine-reported, p50 / p99: load.py's figure), time forfeits, the
+   updates the viewers received.
 
 Run: ``python3 bench/web.py [--games 10000] [--viewers 100] [--load-games 32]
-[--repeat 1] [--skip-page] [--skip-viewers]``.
+[--repeat 1] [--modes no-viewers,serve-http,...] [--skip-page] [--skip-viewers]``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 import trio  # noqa: E402
+
+#: the runs of part 2, alternated in this order
+MODES = ("no-viewers", "serve-http", "web-process", "same-loop", "no-live-rows")
+#: the runs with viewers: the view served by ``arbiter serve --http``'s child
+#: process (niced), by a plain ``arbiter web`` process, in the run's own loop
+VIEWED = ("serve-http", "web-process", "same-loop")
 
 #: the SPRT of the big match: never decided by 10,000 random results
 SPRT = "elo0=0 elo1=5"
@@ -119,6 +127,9 @@ def viewers_client(url: str, count: int) -> None:
     import http.client
     from urllib.parse import urlsplit
 
+    from arbiter.web.child import VIEW_NICENESS
+
+    os.nice(VIEW_NICENESS)  # viewers are other machines: their reading is not the server's cost
     parts = urlsplit(url)
     received = [0] * count
     stop = threading.Event()
@@ -179,26 +190,37 @@ async def _viewers(url: str, viewers: int, seen: dict[str, Any], *,
             seen.update(json.loads(out or b"{}"))
 
 
-async def _with_view(db: str, viewers: int, seen: dict[str, Any], in_loop: bool, *,
+async def _with_view(db: str, viewers: int, seen: dict[str, Any], mode: str, *,
                      task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-    """The web view of ``db``, served in this trio run (``in_loop``) or by an
-    ``arbiter web`` process, and ``viewers`` event streams of its tournament
-    page from another process; started once every viewer is attached."""
-    if not in_loop:
+    """The web view of ``db`` as ``mode`` serves it, and ``viewers`` event
+    streams of its tournament page from another process; started once
+    every viewer is attached."""
+    if mode == "same-loop":
+        await _in_loop(db, viewers, seen, task_status=task_status)
+        return
+    from arbiter.web.child import start_view, stop_view
+
+    if mode == "serve-http":  # arbiter serve --http's own code: a niced child
+        web, url = await start_view(db, "127.0.0.1", 0)
+    else:  # an arbiter web process beside the run, at the run's priority
         web = await trio.lowlevel.open_process(
             [sys.executable, "-m", "arbiter", "web", "--db", db, "--http", "127.0.0.1:0"],
             stdout=subprocess.PIPE)
-        try:
-            assert web.stdout is not None
-            url = (await _line(web.stdout)).decode().split(" at ")[1].strip().rstrip("/")
-            async with trio.open_nursery() as nursery:
-                await nursery.start(partial(_viewers, f"{url}/events/tournament/1", viewers, seen))
-                task_status.started()
-        finally:
+        assert web.stdout is not None
+        url = (await _line(web.stdout)).decode().split(" at ")[1].strip().rstrip("/")
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(partial(_viewers, f"{url}/events/tournament/1", viewers, seen))
+            task_status.started()
+    finally:
+        if web.stdin is None:
             web.kill()
-            with trio.CancelScope(shield=True):
-                await web.wait()
-        return
+        await stop_view(web)
+
+
+async def _in_loop(db: str, viewers: int, seen: dict[str, Any], *,
+                   task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
+    """The view served in this trio run (the first design of ``serve --http``)."""
     from arbiter.web import create_app
     from arbiter.web.serve import serve_view
 
@@ -229,9 +251,8 @@ def run_tournament(config: Any, directory: str, mode: str, viewers: int, seen: d
 
         async def main() -> float:
             async with trio.open_nursery() as nursery:
-                if mode.startswith("viewers"):
-                    await nursery.start(partial(_with_view, path, viewers, seen,
-                                                mode == "viewers, same loop"))
+                if mode in VIEWED:
+                    await nursery.start(partial(_with_view, path, viewers, seen, mode))
                 started = time.perf_counter()
                 result = await tournament.run()
                 nursery.cancel_scope.cancel()
@@ -256,7 +277,7 @@ def one_run(args, mode: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     written = live.LiveGames.keep_written
     with tempfile.TemporaryDirectory(prefix="bench-web-") as directory:
-        if mode == "no live rows":
+        if mode == "no-live-rows":
             async def nothing(self, interval: float = 0) -> None:
                 await trio.sleep_forever()
             live.LiveGames.keep_written = nothing  # type: ignore[method-assign]  # this run only
@@ -276,12 +297,12 @@ def viewers(args) -> None:
     print(f"live viewers: troll, mcts vs mcts, {args.load_games} games, tc {args.tc}, concurrency 4, "
           f"{os.cpu_count()} cores; {args.viewers} viewers of the tournament page")
     for _ in range(args.repeat):
-        for mode in ("no viewers", "viewers, same loop", "viewers, web process", "no live rows"):
+        for mode in args.modes.split(","):
             r = one_run(args, mode)
             extra = (f"; {r.get('viewers', 0)} viewers got {r.get('updates', 0)} section updates"
                      + (f" ({r['renders']} renders)" if "renders" in r else "")
-                     ) if mode.startswith("viewers") else ""
-            print(f"  {mode:<20} clock error p50 {r['p50']:5.1f} ms, p99 {r['p99']:6.1f} ms over "
+                     ) if mode in VIEWED else ""
+            print(f"  {mode:<22} clock error p50 {r['p50']:5.1f} ms, p99 {r['p99']:6.1f} ms over "
                   f"{r['moves']} moves; forfeits {r['forfeits']} of {r['games']}; "
                   f"{r['seconds']:.0f} s{extra}", flush=True)
 
@@ -293,6 +314,8 @@ def main() -> None:
     parser.add_argument("--load-games", type=int, default=32)
     parser.add_argument("--tc", default="1+0.01")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--modes", default=",".join(MODES),
+                        help="the runs, comma-separated, in this order: " + ",".join(MODES))
     parser.add_argument("--skip-page", action="store_true")
     parser.add_argument("--skip-viewers", action="store_true")
     parser.add_argument("--viewers-client", metavar="URL", help=argparse.SUPPRESS)

@@ -1,6 +1,7 @@
 """The web view in a real browser (``specs/web.md`` §Live updates, §Stepping):
 headless Chromium opens a tournament's page while a real tournament runs,
-sees the standings change and a game's board advance without a reload,
+sees the standings change, a game's board advance and the side to move's
+clock tick between two updates without a reload,
 follows a game in progress to its stored page, steps through a game's plies
 with the keys, the buttons and the slider, and shows no JavaScript error.
 A screenshot of each page is kept under the test's temporary directory."""
@@ -76,6 +77,21 @@ LIVE_STATE = """return {
 }"""
 
 
+#: the side to move's clock of a game in progress, watched across ticks: true
+#: once the SAME element (no update replaced its section meanwhile) shows a
+#: smaller figure than when first seen (specs/web.md §Clocks)
+CLOCK_TICKED = """
+const seen = window.seenClock;
+if (!seen || !seen.element.isConnected) {
+  const element = document.querySelector(".clock[data-left-ms]");
+  window.seenClock = element && {element, text: element.textContent};
+  return false;
+}
+const now = parseFloat(seen.element.textContent), then = parseFloat(seen.text);
+return now < then ? [then, now, Number(seen.element.dataset.leftMs)] : false;
+"""
+
+
 def no_console_errors(browser) -> None:
     errors = [e for e in browser.get_log("browser") if e["level"] == "SEVERE"]
     assert errors == [], errors
@@ -126,6 +142,10 @@ def test_a_running_tournament_then_its_games(driver, running, tmp_path):
         return state["boards"] > 0 and any(len(plies) >= 2 for plies in seen.values())
     until(driver, advanced, "a game in progress whose board advances")
     driver.save_screenshot(str(tmp_path / "tournament-live.png"))
+    then, now, figure = until(driver, lambda b: b.execute_script(CLOCK_TICKED),
+                              "the side to move's clock ticking between two updates")
+    assert 0 <= now < then <= figure / 1000 + 0.005  # counted down from the server's figure
+    no_console_errors(driver)
 
     before = driver.execute_script(LIVE_STATE)
     until(driver, lambda b: b.execute_script(LIVE_STATE)["done"] > before["done"], "a game stored")
@@ -141,6 +161,9 @@ def test_a_running_tournament_then_its_games(driver, running, tmp_path):
     driver.get(href)
     assert "in progress" in driver.find_element(By.TAG_NAME, "h1").text
     driver.save_screenshot(str(tmp_path / "game-live.png"))
+    driver.execute_script("window.seenClock = null")
+    until(driver, lambda b: b.execute_script(CLOCK_TICKED) or re.search(r"/game/\d+$", b.current_url),
+          "the game page's clock ticking (or the game over first)")
     until(driver, lambda b: re.search(r"/game/\d+$", b.current_url), "the finished game's page")
     no_console_errors(driver)
 

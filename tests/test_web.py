@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from cli import PROCESS_TIMEOUT, invoke, start
+from cli import PROCESS_TIMEOUT, arbiter, invoke, start
 from markupsafe import escape  # what the templates escape with
 from starlette.testclient import TestClient
 
@@ -422,7 +422,16 @@ def test_a_game_in_progress_then_finished(tmp_path):
                 "r1-p1-g1", "gated", SCRIPT, 2 * GATE_AFTER)
             assert live["last_move"] and all(live["clock_ms"][side] > 0 for side in ("white", "black"))
             assert f"ply {2 * GATE_AFTER}" in live["svg"]
+            # White waits at its gate: its clock runs down from its figure (specs/web.md §Clocks)
+            ticking = live["ticking"]
+            assert ticking["side"] == "white" and 0 < ticking["left_ms"] <= live["clock_ms"]["white"]
+            import time
+
+            time.sleep(0.01)
+            later = get_json(client, "/api/tournament/1")["live"][0]["ticking"]
+            assert later["side"] == "white" and later["left_ms"] < ticking["left_ms"]
             page = get_page(client, "/tournament/1")
+            assert 'data-side="white" data-left-ms="' in page and 'class="clock" data-side="black"' in page
             assert '<body data-live="/events/tournament/1">' in page
             assert 'href="/tournament/1/live/r1-p1-g1"' in page and f'data-plies="{2 * GATE_AFTER}"' in page
             game = get_json(client, "/api/tournament/1/live/r1-p1-g1")
@@ -458,6 +467,17 @@ def test_a_game_in_progress_then_finished(tmp_path):
         proc.communicate()
     import sqlite3
     assert sqlite3.connect(db).execute("select count(*) from live").fetchone() == (0,)
+
+
+def test_a_clock_never_counts_past_zero():
+    """The side to move's clock is its figure less the time since the last
+    move, zero at the least, and none before its first move (specs/web.md §Clocks)."""
+    import time
+
+    assert data._ticking("black", 1000, time.time() - 5)["left_ms"] == 0
+    assert data._ticking("black", None, time.time()) is None
+    assert data._ticking("white", 60_000, None) is None
+    assert 0 < data._ticking("white", 60_000, time.time() - 0.5)["left_ms"] <= 59_500
 
 
 def test_a_killed_run(tmp_path):
@@ -543,32 +563,208 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
     app.state.reader.close()
 
 
-def test_the_server_serves_the_view_too(tmp_path):
-    """`arbiter serve --http`: the same pages from the match server's own
-    process (its arena listed as a running tournament), Ctrl-C stops both."""
-    db = tmp_path / "server.db"
-    proc = start("serve", "--db", db, "--listen", "127.0.0.1:0", "--arena", "game=troll tc=10+0.1 name=arena",
-                 "--http", "127.0.0.1:0")
-    assert proc.stdout is not None and proc.stderr is not None
+class _ViewServer:
+    """An ``arbiter serve [--http]`` process (its environment tagged, so its
+    child is found), its stderr read by a thread (never a full pipe)."""
+
+    def __init__(self, tmp_path: Path, *options: str, http: bool = True):
+        import threading
+        import uuid
+
+        self.db = tmp_path / "server.db"
+        self.tag = f"webserve-{uuid.uuid4().hex}"
+        self.proc = start("serve", "--db", self.db, "--listen", "127.0.0.1:0", *options,
+                          *(("--http", "127.0.0.1:0") if http else ()), env={"TAG": self.tag})
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        if http:
+            self.url = self.wait_log(r"web view of .* at (http://127\.0\.0\.1:\d+/)$")[1]
+        self.port = int(self.wait_log(r"listening on 127\.0\.0\.1:(\d+)$")[1])
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line.strip())
+
+    def wait_log(self, pattern: str, after: int = 0) -> re.Match[str]:
+        """The first line from ``after`` on matching ``pattern`` (a guard
+        against a hang: PROCESS_TIMEOUT)."""
+        import time
+
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while time.monotonic() < deadline:
+            for line in self.lines[after:]:
+                if match := re.search(pattern, line):
+                    return match
+            assert self.proc.poll() is None or self.lines, "the server ended"
+            time.sleep(0.05)
+        raise AssertionError(f"no {pattern!r} in {self.lines}")
+
+    def views(self) -> list[int]:
+        """The pids of its view processes (``arbiter web --child-of-server``)."""
+        from arbiter.procs import cmdline, processes_with
+        from arbiter.web.child import CHILD_OPTION
+
+        return [pid for pid in processes_with(self.tag) if CHILD_OPTION in cmdline(pid)]
+
+    def get_json(self, path: str):
+        with urllib.request.urlopen(self.url + path, timeout=PROCESS_TIMEOUT) as response:
+            return json.load(response)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields after the command name (state first)."""
+    text = Path(f"/proc/{pid}/stat").read_text()
+    return text[text.rindex(")") + 2:].split()
+
+
+def _wait_gone(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still alive after PROCESS_TIMEOUT (a guard, not a measure)."""
+    import time
+
+    from arbiter.procs import pid_alive
+
+    deadline = time.monotonic() + PROCESS_TIMEOUT
+    while (left := [p for p in pids if pid_alive(p)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+def test_the_server_serves_the_view_from_a_child_process(tmp_path):
+    """`arbiter serve --http` (specs/web.md §The server's view): the same
+    pages (its arena listed as a running tournament), served by a child
+    process of the server in a session of its own and at a lower CPU
+    priority (not the loop that times the engines); Ctrl-C stops both:
+    exit 130, no process left behind."""
+    from arbiter.web.child import VIEW_NICENESS
+
+    server = _ViewServer(tmp_path, "--arena", "game=troll tc=10+0.1 name=arena")
     try:
-        url = None
-        for line in proc.stderr:
-            match = re.search(r"web view of .* at (http://127\.0\.0\.1:\d+/)$", line.strip())
-            if match:
-                url = match[1]
-                break
-        assert url, proc.stderr.read()
-        with urllib.request.urlopen(url + "api/tournaments", timeout=PROCESS_TIMEOUT) as response:
-            (arena,) = json.load(response)["tournaments"]
+        (arena,) = server.get_json("api/tournaments")["tournaments"]
         assert arena["name"] == "arena" and arena["status"] == "running"
-        with urllib.request.urlopen(url + f"tournament/{arena['id']}", timeout=PROCESS_TIMEOUT) as response:
+        with urllib.request.urlopen(server.url + f"tournament/{arena['id']}",
+                                    timeout=PROCESS_TIMEOUT) as response:
             assert b'data-live="/events/tournament/' in response.read()
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=PROCESS_TIMEOUT) == 130
-        assert "Traceback" not in proc.stderr.read()
+        (view,) = server.views()
+        mine, its = _stat(server.proc.pid), _stat(view)
+        assert int(its[1]) == server.proc.pid  # the server's child
+        assert its[3] != mine[3] and its[3] == its[2] == str(view)  # its own session and group: Ctrl-C is the server's
+        assert int(its[16]) == min(19, int(mine[16]) + VIEW_NICENESS)  # stat's nice field (19 at most)
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(timeout=PROCESS_TIMEOUT) == 130
+        assert _wait_gone([view]) == []
+        assert "Traceback" not in "\n".join(server.lines)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+        server.close()
+
+
+def test_the_servers_view_is_supervised_and_never_outlives_it(tmp_path):
+    """A view process that dies is started again on the same URL while the
+    server goes on; a server killed with SIGKILL (no clean-up at all) takes
+    its view with it: the view ends when its stdin, a pipe only the server
+    held, reaches its end (specs/web.md §The server's view)."""
+    server = _ViewServer(tmp_path)
+    try:
+        (first,) = server.views()
+        seen = len(server.lines)
+        import os
+
+        os.kill(first, signal.SIGKILL)
+        server.wait_log(r"the web view ended \(exit -9\); starting it again", seen)
+        assert _wait_gone([first]) == []
+        import time
+
+        deadline = time.monotonic() + PROCESS_TIMEOUT
+        while True:  # the new view listens on the same port once it has started
+            try:
+                assert server.get_json("api/tournaments") == {"tournaments": []}
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.proc.poll() is None, server.lines
+                time.sleep(0.1)
+        (second,) = server.views()
+        assert second != first
+        server.proc.kill()
+        server.proc.wait()
+        assert _wait_gone([second]) == []
+    finally:
+        server.close()
+
+
+def test_a_view_address_in_use_is_an_error(tmp_path, db):
+    """`arbiter web` and `arbiter serve --http` on a port another socket
+    holds: exit 2 with one line naming --http (no traceback); the server
+    never starts."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        run = invoke("web", "--db", db, "--http", address)
+        assert run.returncode == 2, run.stderr
+        assert f"arbiter: error: --http {address}: Address already in use" in run.stderr
+        run = arbiter("serve", "--db", tmp_path / "s.db", "--listen", "127.0.0.1:0", "--http", address)
+        assert run.returncode == 2, run.stderr
+        assert f"--http {address}: the web view did not start (exit 2)" in run.stderr
+        assert "listening on" not in run.stderr
+
+
+def test_arena_games_show_live(tmp_path):
+    """`arbiter serve --arena` with two `arbiter connect` engines (gated: the
+    first game holds at ply 2 * GATE_AFTER): the arena's game in progress is
+    shown as a tournament's is (position, clocks, last move, its own page);
+    once stored (keyed by its seq), its live page leads to the stored game
+    (specs/web.md §Games in progress)."""
+    gate = tmp_path / "gate"
+    server = _ViewServer(tmp_path, "--arena", "game=troll tc=1000+0 name=arena", http=False)
+    engines = []
+    try:
+        for name in ("ga", "gb"):
+            token = invoke("token", "add", name, "--db", server.db)
+            assert token.returncode == 0, token.stderr
+            engines.append(start("connect", f"127.0.0.1:{server.port}", "--token", token.stdout.strip(),
+                                 "-e", f"cmd='{PYTHON} {GATE}' name={name} env.GATE={gate} "
+                                       f"env.GATE_AFTER={GATE_AFTER}", env={"TAG": server.tag}))
+        wait_for_live_plies(server.db, 2 * GATE_AFTER, server.proc)
+        app = create_app(server.db)
+        with TestClient(app) as client:
+            (arena,) = get_json(client, "/api/tournaments")["tournaments"]
+            url = f"/api/tournament/{arena['id']}"
+            (live,) = get_json(client, url)["live"]
+            assert live["key"] == "pair1-1" and {live["white"], live["black"]} == {"ga", "gb"}
+            assert live["plies"] == 2 * GATE_AFTER and live["last_move"]
+            assert all(live["clock_ms"][side] > 0 for side in ("white", "black"))
+            assert f"ply {2 * GATE_AFTER}" in live["svg"]
+            assert f'href="/tournament/{arena["id"]}/live/pair1-1"' in get_page(client, url[4:])
+            game = get_json(client, f"{url}/live/pair1-1")
+            assert [m["ply"] for m in game["moves"]] == list(range(1, 2 * GATE_AFTER + 1))
+            gate.touch()
+            server.wait_log(r"arena game 1: ")
+            import time
+
+            deadline = time.monotonic() + PROCESS_TIMEOUT  # the live rows written after the store
+            while (finished := client.get(f"/tournament/{arena['id']}/live/pair1-1",
+                                          follow_redirects=False)).status_code != 303:
+                assert finished.status_code == 200 and time.monotonic() < deadline
+                time.sleep(0.05)
+            stored = get_json(client, f"{url}?page=1")["games"]
+            first = [g for g in stored if g["key"] == "1"]
+            assert finished.headers["location"] == f"/game/{first[0]['id']}"
+        app.state.reader.close()
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(timeout=PROCESS_TIMEOUT) == 130
+    finally:
+        gate.touch()
+        server.close()
+        for engine in engines:
+            if engine.poll() is None:
+                engine.kill()
+            engine.communicate()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from arbiter.store import DEFAULT_DB, StoreError
+from arbiter.web.child import CHILD_OPTION
 
 from .app import Interrupted, app, exit_interrupted, fail, run_interruptible
 
@@ -57,16 +58,32 @@ def web_address(http: str) -> tuple[str, int]:
 def with_web_view(main: Callable[[], Awaitable[None]], db: str, http: str
                   ) -> Callable[[], Awaitable[None]]:
     """``main`` (``arbiter serve``'s server) with the web view of ``db`` on
-    ``--http`` beside it in the same trio run (``specs/web.md`` §Commands)."""
+    ``--http`` served beside it by an ``arbiter web`` child process
+    (``specs/web.md`` §The server's view); a view that cannot start is an
+    error naming ``--http`` (exit 2) before the server starts.  The child
+    warns of an address off loopback, as ``arbiter web`` does."""
+    from arbiter.web.child import ViewFailed
     from arbiter.web.serve import beside
 
-    return beside(main, db, *web_address(http))
+    def log(text: str) -> None:
+        print(f"arbiter serve: {text}", file=sys.stderr, flush=True)
+
+    both = beside(main, db, *parse_http(http), log)
+
+    async def checked() -> None:
+        try:
+            await both()
+        except ViewFailed as exc:
+            fail(f"--http {http}: {exc}")
+    return checked
 
 
 @app.command()
 def web(
     db: str = typer.Option(DEFAULT_DB, "--db", help="results database (read only)"),
     http: str = typer.Option(DEFAULT_HTTP, "--http", help="HOST:PORT to listen on (port 0: any free port)"),
+    child: bool = typer.Option(False, CHILD_OPTION, hidden=True,
+                               help="arbiter serve --http's view (arbiter/web/child.py)"),
 ) -> None:
     """A read-only web view of the database: tournaments, standings, games with board pictures."""
     from arbiter.web import create_app
@@ -77,19 +94,35 @@ def web(
     except StoreError as exc:
         fail(str(exc))
     try:
-        run_interruptible(lambda: _serve(view, host, port))
+        run_interruptible(lambda: _serve(view, host, port, child))
     except Interrupted as exc:
         exit_interrupted(exc, "the web view stopped; the database was not changed")
+    except OSError as exc:  # the address: in use, not this machine's
+        fail(f"--http {http}: {exc.strerror or exc}")
     finally:
         view.state.reader.close()
 
 
-async def _serve(view: Starlette, host: str, port: int) -> None:
-    """Serve until cancelled, printing the URL once the socket listens."""
+async def _serve(view: Starlette, host: str, port: int, child: bool = False) -> None:
+    """Serve until cancelled, printing the URL once the socket listens; as
+    the server's child, also until stdin reaches its end."""
     import trio
 
+    from arbiter.web.child import be_child
     from arbiter.web.serve import serve_view
 
-    async with trio.open_nursery() as nursery:
-        for url in await nursery.start(serve_view, view, host, port):
-            print(f"arbiter: web view of {view.state.reader.store.path} at {url}/", flush=True)
+    try:
+        async with trio.open_nursery() as nursery:
+            if child:
+                nursery.start_soon(be_child(), nursery.cancel_scope)
+            for url in await nursery.start(serve_view, view, host, port):
+                print(f"arbiter: web view of {view.state.reader.store.path} at {url}/", flush=True)
+    except* OSError as group:  # binding the address failed (inside Hypercorn's nurseries)
+        raise _first(group) from None
+
+
+def _first(group: BaseException) -> BaseException:
+    """The first exception at the bottom of nested exception groups."""
+    while isinstance(group, BaseExceptionGroup):
+        group = group.exceptions[0]
+    return group

@@ -20,8 +20,9 @@ import trio
 from arbiter.clock import TimeControl, TimeControlError
 from arbiter.engine import EngineStartError
 from arbiter.games import get_game
+from arbiter.live import LiveGames
 from arbiter.match import play_game
-from arbiter.match.driver import DEFAULT_TC
+from arbiter.match.driver import DEFAULT_TC, OnMove
 from arbiter.record import GameRecord
 from arbiter.store import Store
 
@@ -115,9 +116,12 @@ class Arena:
         self.log = log
         self._seq = store.count_games(tournament_id)
         self._pairs = 0
+        #: the games in progress as readers of the database see them (arbiter/live.py)
+        self.live = LiveGames(store, tournament_id, spec.game)
 
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(self.live.keep_written)
             while True:
                 idle = self.registry.idle()
                 if len(idle) < 2:
@@ -132,9 +136,12 @@ class Arena:
         """Two games, each engine White once, unless one of them fails."""
         try:
             for index, (white, black) in enumerate(((first, second), (second, first))):
-                record = await self._play(white, black)
+                key = f"pair{pair}-{index + 1}"  # live only: stored, it is keyed by its seq
+                self.live.begin(key, 2 * pair + index, white.name, black.name)
+                record, stored = await self._play(white, black, self.live.mover(key)), None
                 if record is not None:
-                    await self._store(pair, index, record, white, black)
+                    stored = await self._store(pair, index, record, white, black)
+                self.live.ended(key, stored)
                 fit = [await _fit(white), await _fit(black)]  # both checked, both released if unfit
                 if not all(fit):
                     break
@@ -144,12 +151,12 @@ class Arena:
                 remote.busy, remote.idle_since, remote.last_opponent = False, now, opponent
             self.registry.changed()
 
-    async def _play(self, white: Remote, black: Remote) -> GameRecord | None:
+    async def _play(self, white: Remote, black: Remote, on_move: OnMove) -> GameRecord | None:
         self.log(f"{self.spec.title}: {white.name} - {black.name} started")
         seat_remote_engines(get_game(self.spec.game), white.engine, black.engine)
         try:
             record = await play_game(self.spec.game, white.engine, black.engine, tc=self.spec.tc,
-                                     maxplies=self.spec.maxplies)
+                                     maxplies=self.spec.maxplies, on_move=on_move)
             return settle_remote_record(record, white.engine, black.engine)
         except EngineStartError as exc:
             self.log(f"{self.spec.title}: {white.name} - {black.name} not played: {exc}")
@@ -162,7 +169,7 @@ class Arena:
             return None
 
     async def _store(self, pair: int, index: int, record: GameRecord, white: Remote,
-                     black: Remote) -> None:
+                     black: Remote) -> str:
         self._seq += 1
         seq = self._seq
         await trio.to_thread.run_sync(lambda: self.store.save_game(
@@ -171,6 +178,7 @@ class Arena:
         tell_game_over(f"{self.tournament_id}-{seq}", record, white.engine, black.engine)
         self.log(f"{self.spec.title} game {seq}: {record.white} - {record.black} "
                  f"{record.result} ({record.termination})")
+        return str(seq)
 
 
 def _pair(idle: list[Remote]) -> tuple[Remote, Remote]:

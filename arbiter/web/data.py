@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from arbiter.live import live_games, ply_entry
+from arbiter.live import live_games, ply_entry, stored_key
 from arbiter.record import GameRecord
 from arbiter.store import RUNNING, Store, game_record
 
@@ -75,7 +75,7 @@ class Reader:
         #: computed at: recomputed only when a game was stored since (a
         #: finished tournament of 10,000 games costs its recount once)
         self._standings: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
-        self._pictures: dict[tuple[int, str, int], str] = {}
+        self._pictures: dict[tuple[int, str, int], tuple[str, str]] = {}  # (svg, side to move)
         self._counts: dict[int, Count] = {}
 
     def close(self) -> None:
@@ -163,19 +163,23 @@ class Reader:
         moves = [m["move"] for m in row["moves"]]
         shown = len(row["opening"]) + len(moves)
         key = (tournament_id, row["key"], shown)
-        svg = self._pictures.get(key)
-        if svg is None:
-            svg = _picture(row["game"], row["fen"], row["opening"] + moves,
-                           f"{row['white']} - {row['black']}, ply {shown}")
+        cached = self._pictures.get(key)
+        if cached is None:
+            position = _position(row["game"], row["fen"], row["opening"] + moves)
+            cached = (_render(position, moves[-1] if moves else None,
+                              f"{row['white']} - {row['black']}, ply {shown}"),
+                      position.to_move.value)
             if len(self._pictures) >= LIVE_PICTURES:
                 self._pictures.clear()
-            self._pictures[key] = svg
-        clocks = {"white": None, "black": None}
+            self._pictures[key] = cached
+        svg, to_move = cached
+        clocks: dict[str, int | None] = {"white": None, "black": None}
         for m in row["moves"]:
             clocks[m["color"]] = m["clock_ms"]
         last = row["moves"][-1] if row["moves"] else None
         return {"key": row["key"], "white": row["white"], "black": row["black"], "plies": shown,
                 "last_move": last and last["move"], "clock_ms": clocks, "svg": svg,
+                "ticking": _ticking(to_move, clocks[to_move], last and last.get("at")),
                 "started": row["started"], "updated": row["updated"]}
 
     def live_game(self, tournament_id: int, key: str) -> dict[str, Any]:
@@ -184,15 +188,16 @@ class Reader:
         with self._using() as store:
             active = store.run_active(tournament_id)
             rows = [r for r in live_games(store, tournament_id) if r["key"] == key] if active else []
+            became = None if rows else stored_key(store, tournament_id, key)
         if not rows:
             stored = self._query("select id from games where tournament = ? and key = ?",
-                                 [tournament_id, key])
+                                 [tournament_id, key if became is None else became])
             if stored:
                 raise Finished(stored[0]["id"])
             raise NotFound(f"no game {key!r} in progress in tournament {tournament_id}")
         row = rows[0]
         entry = self._live_entry(tournament_id, row)
-        moves = _listed(row["opening"], row["moves"])
+        moves = _listed(row["opening"], [{k: v for k, v in m.items() if k != "at"} for m in row["moves"]])
         return {"game": {"tournament": tournament_id, "key": key, "game": row["game"],
                          "white": row["white"], "black": row["black"], "plies": entry["plies"],
                          "start_time": row["started"], "updated": row["updated"]},
@@ -271,11 +276,32 @@ class Reader:
 
 def _picture(game: str, fen: str | None, moves: list[str], title: str) -> str:
     """The board after ``moves``, the last one marked."""
+    return _render(_position(game, fen, moves), moves[-1] if moves else None, title)
+
+
+def _position(game: str, fen: str | None, moves: list[str]) -> Any:
     from arbiter.games import get_game
+
+    return get_game(game).position(fen, moves)
+
+
+def _render(position: Any, last_move: str | None, title: str) -> str:
     from arbiter.svg import render_svg
 
-    position = get_game(game).position(fen, moves)
-    return render_svg(position, last_move=moves[-1] if moves else None, title=title)
+    return render_svg(position, last_move=last_move, title=title)
+
+
+def _ticking(side: str, clock_ms: int | None, moved: float | None) -> dict[str, Any] | None:
+    """The clock of the side to move (``side``) now, for the page to count
+    down from (``specs/web.md`` §Clocks): its clock after its own last move
+    less the time since the last move of the game (``moved``, the epoch
+    seconds the run wrote with it), never below zero; None before that
+    side's first move (no figure to count from)."""
+    import time
+
+    if clock_ms is None or moved is None:
+        return None
+    return {"side": side, "left_ms": max(0, round(clock_ms - 1000 * (time.time() - moved)))}
 
 
 def _listed(opening: list[str] | tuple[str, ...], plies: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,13 +12,44 @@ function listen(url) {
   source.addEventListener("section", (event) => {
     const section = JSON.parse(event.data);
     const element = document.getElementById(section.id);
-    if (element) element.innerHTML = section.html;
+    if (!element) return;
+    element.innerHTML = section.html;
+    clocks.start(element);
   });
   source.addEventListener("finished", (event) => {
     source.close();
+    clocks.stop();
     window.location.assign(JSON.parse(event.data).url);
   });
 }
+
+// The clock of the side to move ticks between two updates (specs/web.md
+// §Clocks): its data-left-ms is the server's figure when the section was
+// rendered; the page counts down from the moment the section arrived,
+// never below zero.  A newer section brings a newer figure; a game that
+// ends leaves the page (or its section), and its clock with it.
+const TICK_MS = 100;
+const clocks = {
+  arrived: new WeakMap(),
+  timer: null,
+  start(root) {
+    const now = performance.now();
+    for (const clock of root.querySelectorAll(".clock[data-left-ms]")) this.arrived.set(clock, now);
+    if (this.timer === null) this.timer = setInterval(() => this.tick(), TICK_MS);
+  },
+  tick() {
+    const now = performance.now();
+    for (const clock of document.querySelectorAll(".clock[data-left-ms]")) {
+      const arrived = this.arrived.get(clock) ?? now;
+      const left = Math.max(0, Number(clock.dataset.leftMs) - (now - arrived));
+      clock.textContent = `${(left / 1000).toFixed(2)}s`;
+    }
+  },
+  stop() {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  },
+};
 
 // A stored game's page steps through its plies without a reload: the
 // links, the slider and the keys fetch the ply's JSON and show its board.
@@ -62,7 +93,10 @@ function stepper(nav) {
 
 document.addEventListener("DOMContentLoaded", () => {
   const url = document.body.dataset.live;
-  if (url) listen(url);
+  if (url) {
+    clocks.start(document);
+    listen(url);
+  }
   const nav = document.querySelector("nav.steps[data-game]");
   if (nav) stepper(nav);
 });

@@ -1,11 +1,10 @@
-"""Serving the web view inside a trio program (``arbiter web``, ``arbiter
-serve --http``; ``specs/web.md``).
+"""Serving the web view (``arbiter web``, ``arbiter serve --http``;
+``specs/web.md``).
 
-Hypercorn's trio worker runs the Starlette application as tasks of the
-caller's trio run: the view's requests and its one database watcher share
-the event loop with whatever else the program does (the match server's
-games), and never run a query on it (``arbiter/web/feed.py``, the
-endpoints run in worker threads).
+:func:`serve_view`: Hypercorn's trio worker runs the Starlette application
+as tasks of the caller's trio run (``arbiter web``'s own process).
+:func:`beside`: a run (the match server) with the view served by a child
+process, never on the run's own event loop (``arbiter/web/child.py``).
 """
 
 from __future__ import annotations
@@ -17,12 +16,10 @@ from typing import Any
 
 import trio
 
-from .app import create_app
-
 
 async def serve_view(view: Any, host: str, port: int, *,
                      task_status: Any = trio.TASK_STATUS_IGNORED) -> None:
-    """Serve ``view`` (:func:`create_app`) on ``host``:``port`` until
+    """Serve ``view`` (:func:`arbiter.web.create_app`) on ``host``:``port`` until
     cancelled; ``task_status.started`` gets the URLs bound (port 0: the one
     taken)."""
     from hypercorn.config import Config
@@ -37,28 +34,32 @@ async def serve_view(view: Any, host: str, port: int, *,
         task_status.started(binds)
 
 
-def beside(main: Callable[[], Awaitable[None]], db: str | Path, host: str, port: int
-           ) -> Callable[[], Awaitable[None]]:
-    """``main`` with the web view of ``db`` served beside it in the same trio
-    run (``arbiter serve --http``): the view's URL is printed once it
-    listens; both end when either does.  The database is made first if it
-    is missing (``main`` would make it: the view opens it read-only)."""
+def beside(main: Callable[[], Awaitable[None]], db: str | Path, host: str, port: int,
+           log: Callable[[str], None]) -> Callable[[], Awaitable[None]]:
+    """``main`` with the web view of ``db`` beside it (``arbiter serve
+    --http``): served by an ``arbiter web`` child process that the run
+    supervises (:mod:`arbiter.web.child`: its own process, at a lower CPU
+    priority, so no viewer's work runs on the loop timing the engines).
+    The view's URL is printed once it listens, before ``main`` starts; the
+    child ends when ``main`` does (or is cancelled).  The database is made
+    first if it is missing (``main`` would make it: the view opens it
+    read-only).  :class:`arbiter.web.child.ViewFailed` if the view cannot
+    start (raised as itself, before ``main`` runs)."""
     from arbiter.store import Store
+
+    from .child import port_of, start_view, stop_view, supervise
 
     async def both() -> None:
         Store(db).close()  # the schema, as the server's own Store makes it
-        view = create_app(db)
+        proc, url = await start_view(db, host, port)
+        print(f"arbiter: web view of {db} at {url}/", file=sys.stderr, flush=True)
         try:
             async with trio.open_nursery() as nursery:
-                for url in await nursery.start(serve_view, view, host, port):
-                    print(f"arbiter: web view of {db} at {url}/", file=sys.stderr, flush=True)
-
-                async def run_main() -> None:
-                    await main()
-                    nursery.cancel_scope.cancel()
-                nursery.start_soon(run_main)
+                nursery.start_soon(supervise, proc, db, host, port_of(url), log)
+                await main()
+                nursery.cancel_scope.cancel()
         finally:
-            view.state.reader.close()
+            await stop_view(proc)  # (done already if supervise ended it)
     return both
 
 
