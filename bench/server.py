@@ -15,8 +15,19 @@ server holding many connections.
   arena games at 10+0.1 (``2 * games`` engines) for ``--seconds``: the
   server's CPU time per ply stored, and the time forfeits.
 
+Options of the overhead part: ``--tls`` (the remote engines over TLS, a
+test authority from ``trustme``); ``--steps`` (trio task steps and scheduler
+passes per ply in this process, per frame in each client); ``--only pipe|remote``;
+``--floor`` (first the three-process path in bare blocking Python: a pipe
+round trip to the engine, the same through a bare relay process over
+loopback TCP, and through a real ``arbiter connect`` with this side bare);
+``--instructions`` (instead of timing: the arbiter's, the server's and the
+clients' instructions per ply under callgrind, 6 games less 2, so that
+start-up cancels; independent of the machine's load).
+
 Run: ``python3 bench/server.py [--rounds R] [--games-per-round N] [--idle 500]
-[--games 50] [--seconds 30] [--skip-overhead] [--skip-load]``.
+[--games 50] [--seconds 30] [--skip-overhead] [--skip-load] [--tls] [--steps]
+[--floor] [--instructions]``.
 """
 
 from __future__ import annotations
@@ -131,7 +142,8 @@ async def _serve_remote(nursery: trio.Nursery, tmp: str, options: Options, cmd: 
         args = [f"127.0.0.1:{port}", "--token", secret, "-e", f"cmd='{cmd}' name={name}", *extra]
         argv = ([sys.executable, __file__, "--counted-client", *args]
                 if options.steps is not None
-                else [*options.client_prefix, *_arbiter("connect", *args)])
+                else [*options.client_prefix, "-m", "arbiter", "connect", *args]
+                if options.client_prefix else _arbiter("connect", *args))
         clients.append(await trio.lowlevel.open_process(
             argv, env={**os.environ, "PYTHONPATH": ROOT}, stdout=subprocess.PIPE))
     while len(registry.idle()) < 2:
@@ -524,6 +536,8 @@ def _client_floor(server, moves: list[str], rounds: int, count: int, repeat: int
 # instructions: the same games counted by callgrind (independent of the load)
 # --------------------------------------------------------------------------
 
+#: a callgrind run's bound (seconds): about 25x slower than a plain run, on a loaded machine
+COUNTED_RUN_TIMEOUT = 1800
 #: the real interpreter (valgrind cannot run pyenv's shim)
 PYTHON = os.path.realpath(sys.executable)
 
@@ -551,7 +565,8 @@ def _counted_run(kind: str, games: int, tls: bool) -> tuple[int, int]:
         if tls:
             argv.append("--tls")
         subprocess.run(argv, check=True, env={**os.environ, "PYTHONPATH": ROOT},
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=COUNTED_RUN_TIMEOUT)
         return _totals(out, "server"), _totals(out, "client.")
 
 
@@ -559,8 +574,9 @@ def instructions(tls: bool) -> None:
     """Per ply: (6 games - 2 games) / 4 games' plies, so start-up cancels."""
     plies = 4 * len(recorded_game(GAME, 1))
     pipe = [_counted_run("pipe", games, False) for games in (2, 6)]
-    remote = [_counted_run("remote", games, tls) for games in (2, 6)]
     arbiter = (pipe[1][0] - pipe[0][0]) / plies
+    print(f"instructions per ply: pipe arbiter {arbiter / 1e3:.0f}k", flush=True)
+    remote = [_counted_run("remote", games, tls) for games in (2, 6)]
     server = (remote[1][0] - remote[0][0]) / plies
     client = (remote[1][1] - remote[0][1]) / plies
     print(f"instructions per ply (callgrind){' over TLS' if tls else ''}: "

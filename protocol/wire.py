@@ -444,13 +444,27 @@ class WireConnection:
         self._sync: int | None = None  # the sync sent (server) or to answer (client)
         self._buffer = bytearray()
         self._ended = False  # receive_data(b"") came
+        # TRANSITIONS' rows for the current state, by sender (looked up again
+        # when the state changes: a lookup keyed by enums costs two Python calls)
+        self._rows_state: WireState | None = None
+        self._rows: dict[Role, dict[str, WireState]] = {}
+
+    def _next(self, sender: Role, kind: str) -> WireState | None:
+        """:func:`next_state` for this connection's state."""
+        state = self.state
+        if kind == "close":
+            return _S.CLOSED if state is not _S.CLOSED else None
+        if state is not self._rows_state:
+            self._rows_state = state
+            self._rows = {role: TRANSITIONS.get((role, state), {}) for role in (CLIENT, SERVER)}
+        return self._rows[sender].get(kind)
 
     # -- sending -------------------------------------------------------------
 
     def send(self, frame: Frame) -> bytes:
         """The bytes of ``frame``, which this side may send now; the state
         moves on.  Raises :class:`LocalWireError` if it may not."""
-        after = next_state(self.role, self.state, frame.KIND)
+        after = self._next(self.role, frame.KIND)
         if after is None:
             raise LocalWireError(f"{self.role.value} may not send {frame.KIND} "
                                  f"in state {self.state.value}")
@@ -504,7 +518,7 @@ class WireConnection:
         return NEED_DATA
 
     def _receive(self, frame: Frame) -> None:
-        after = next_state(self.peer, self.state, frame.KIND)
+        after = self._next(self.peer, frame.KIND)
         if after is None:
             self._fail(f"{frame.KIND} from the {self.peer.value} is out of order "
                        f"in state {self.state.value}")
@@ -527,6 +541,10 @@ class WireConnection:
     def _order_problem(self, sender: Role, frame: Frame) -> str | None:
         """Why ``frame`` from ``sender`` breaks an order rule of the open
         state (sync, eof, resume), or None."""
+        if type(frame) is Lines:  # the usual frame first
+            if sender is CLIENT:
+                return "lines after the engine's eof" if self.eof else None
+            return "think is the client's field" if frame.think is not None else None
         if isinstance(frame, Sync):
             if sender is SERVER and self._sync is not None:
                 return "a sync while another is outstanding"
@@ -542,6 +560,8 @@ class WireConnection:
 
     def _moved(self, sender: Role, frame: Frame, after: WireState) -> None:
         self.state = after
+        if type(frame) is Lines:
+            return
         if isinstance(frame, Sync):
             self._sync = frame.seq if sender is SERVER else None
         elif isinstance(frame, Eof):

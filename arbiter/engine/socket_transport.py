@@ -13,7 +13,10 @@ connection is served whoever waits on the engine:
   :data:`~protocol.wire.MAX_FRAMES_PER_SECOND`, :class:`~protocol.wire.FrameRate`),
   stamps the engine's lines with the time they arrived, answers the wire's
   own frames (heartbeats, sync answers: the round trip), and knows a silent
-  peer (:data:`~protocol.wire.IDLE_TIMEOUT`);
+  peer (:data:`~protocol.wire.IDLE_TIMEOUT`); while :meth:`SocketTransport.receive`
+  waits on a plain TCP socket, receive() reads it itself by the same rules
+  (its own duplicate descriptor, so that both can wait on the socket), and
+  the reader leaves the read to it;
 - a **writer** hands what the engine is sent to the stream: :meth:`send`
   never waits on the peer, and a peer that does not read is closed (over
   :data:`~protocol.wire.MAX_SEND_BUFFER` queued, or a write stuck for
@@ -279,9 +282,9 @@ class SocketTransport:
 
     async def _read_loop(self) -> None:
         """Read and take frames until the stream is over (:class:`_Dropped`
-        if it dropped).  While :meth:`receive` reads the socket itself, this
-        task still waits on it: whichever runs first in the scheduler's pass
-        reads, the other finds nothing (no pass is lost either way)."""
+        if it dropped).  While :meth:`receive` waits on the socket itself,
+        this task still waits on it (the frames a receive() did not ask for,
+        silence) but leaves the read to receive(), woken in the same pass."""
         fd = self._stream.socket.fileno() if type(self._stream) is trio.SocketStream else None
         while self._detail is None:
             if self._handed is not None:
@@ -313,6 +316,8 @@ class SocketTransport:
             while True:
                 try:
                     await trio.lowlevel.wait_readable(fd)
+                    if self._receive_scope is not None:
+                        continue  # receive() waits on the socket too: it reads in this pass
                     return os.read(fd, wire.READ_CHUNK)
                 except BlockingIOError:
                     continue
