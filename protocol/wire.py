@@ -140,11 +140,23 @@ class Frame:
 
     def to_map(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.KIND}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if not (value is None and f.name in self.OPTIONAL):
-                out[f.name] = value
+        optional = self.OPTIONAL
+        for name in _field_names(type(self)):
+            value = getattr(self, name)
+            if not (value is None and name in optional):
+                out[name] = value
         return out
+
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The dataclass fields of a frame kind, looked up once."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,6 +288,13 @@ def frame_from_map(value: Any) -> Frame:
     if type(value) is not dict:
         raise WireError(f"a frame must be a map, got {type(value).__name__}")
     kind = value.get("kind")
+    if kind == "lines" and type(lines := value.get("lines")) is list:
+        # the usual frame, checked without the general loop (the same rules)
+        think = value.get("think")
+        if len(value) == 2 or (len(value) == 3 and type(think) is int
+                               and 0 <= think <= _MAX_INT):
+            _check_lines(lines)
+            return Lines(lines, think)
     if type(kind) is not str:
         raise WireError("a frame without a kind")
     cls = KINDS.get(kind)
@@ -309,9 +328,16 @@ def decode_body(body: bytes | bytearray | memoryview) -> Frame:
     return frame_from_map(value)
 
 
+#: one packer for every frame (``packb`` would make one per call)
+_PACKER = msgpack.Packer(use_bin_type=True)
+
+
 def encode_frame(frame: Frame) -> bytes:
     """The bytes of ``frame``: length prefix and body."""
-    body = msgpack.packb(frame.to_map(), use_bin_type=True)
+    if type(frame) is Lines and frame.think is None:
+        body = _PACKER.pack({"kind": "lines", "lines": frame.lines})
+    else:
+        body = _PACKER.pack(frame.to_map())
     if len(body) > MAX_FRAME_BYTES:
         raise LocalWireError(f"{frame.KIND} frame of {len(body)} bytes over {MAX_FRAME_BYTES}")
     return _PREFIX.pack(len(body)) + body
@@ -321,6 +347,8 @@ def lines_frames(lines: list[str], think: int | None = None) -> list[Lines]:
     """``lines`` cut into frames within the limits (``think`` on the last one).
     A line over :data:`~protocol.limits.MAX_LINE_BYTES` is the caller's to
     refuse before (``LineSplitter`` does)."""
+    if len(lines) <= MAX_LINES_PER_FRAME and 4 * sum(map(len, lines)) <= MAX_LINE_BYTES:
+        return [Lines(lines, think)]  # the usual case: a few short lines (4: UTF-8's widest)
     frames: list[Lines] = []
     chunk: list[str] = []
     size = 0
@@ -416,13 +444,27 @@ class WireConnection:
         self._sync: int | None = None  # the sync sent (server) or to answer (client)
         self._buffer = bytearray()
         self._ended = False  # receive_data(b"") came
+        # TRANSITIONS' rows for the current state, by sender (looked up again
+        # when the state changes: a lookup keyed by enums costs two Python calls)
+        self._rows_state: WireState | None = None
+        self._rows: dict[Role, dict[str, WireState]] = {}
+
+    def _next(self, sender: Role, kind: str) -> WireState | None:
+        """:func:`next_state` for this connection's state."""
+        state = self.state
+        if kind == "close":
+            return _S.CLOSED if state is not _S.CLOSED else None
+        if state is not self._rows_state:
+            self._rows_state = state
+            self._rows = {role: TRANSITIONS.get((role, state), {}) for role in (CLIENT, SERVER)}
+        return self._rows[sender].get(kind)
 
     # -- sending -------------------------------------------------------------
 
     def send(self, frame: Frame) -> bytes:
         """The bytes of ``frame``, which this side may send now; the state
         moves on.  Raises :class:`LocalWireError` if it may not."""
-        after = next_state(self.role, self.state, frame.KIND)
+        after = self._next(self.role, frame.KIND)
         if after is None:
             raise LocalWireError(f"{self.role.value} may not send {frame.KIND} "
                                  f"in state {self.state.value}")
@@ -476,7 +518,7 @@ class WireConnection:
         return NEED_DATA
 
     def _receive(self, frame: Frame) -> None:
-        after = next_state(self.peer, self.state, frame.KIND)
+        after = self._next(self.peer, frame.KIND)
         if after is None:
             self._fail(f"{frame.KIND} from the {self.peer.value} is out of order "
                        f"in state {self.state.value}")
@@ -499,6 +541,10 @@ class WireConnection:
     def _order_problem(self, sender: Role, frame: Frame) -> str | None:
         """Why ``frame`` from ``sender`` breaks an order rule of the open
         state (sync, eof, resume), or None."""
+        if type(frame) is Lines:  # the usual frame first
+            if sender is CLIENT:
+                return "lines after the engine's eof" if self.eof else None
+            return "think is the client's field" if frame.think is not None else None
         if isinstance(frame, Sync):
             if sender is SERVER and self._sync is not None:
                 return "a sync while another is outstanding"
@@ -514,6 +560,8 @@ class WireConnection:
 
     def _moved(self, sender: Role, frame: Frame, after: WireState) -> None:
         self.state = after
+        if type(frame) is Lines:
+            return
         if isinstance(frame, Sync):
             self._sync = frame.seq if sender is SERVER else None
         elif isinstance(frame, Eof):

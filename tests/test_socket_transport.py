@@ -4,6 +4,8 @@ a scripted remote client on the other end."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import trio
 import trio.testing
@@ -240,4 +242,134 @@ async def test_the_clock_is_charged_the_measured_time_less_the_bounded_lag_compe
         assert lines == ["bestmove d5"]
         assert credited - started == pytest.approx(1.0 - comp_ms / 1000)
         assert transport.lag == [(None, comp_ms)]
+        nursery.cancel_scope.cancel()
+
+
+# --------------------------------------------------------------------------
+# Over real TCP sockets on 127.0.0.1: receive() reads the socket itself
+# (specs/wire.md §Transport); the safety rules hold on that path too
+# --------------------------------------------------------------------------
+
+
+async def open_tcp_pair() -> tuple[trio.SocketStream, WireConnection, trio.SocketStream,
+                                   WireConnection]:
+    """Both ends of a loopback TCP connection after hello and welcome."""
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    client_end = await trio.open_tcp_stream("127.0.0.1", port)
+    server_end = await listeners[0].accept()
+    await listeners[0].aclose()
+    client, server = WireConnection(CLIENT), WireConnection(SERVER)
+    await client_end.send_all(client.send(HELLO))
+    while (event := server.next_event()) is NEED_DATA:
+        server.receive_data(await server_end.receive_some())
+    assert event == HELLO
+    await server_end.send_all(server.send(wire.Welcome(version=1, session="s", heartbeat=5000)))
+    while (event := client.next_event()) is NEED_DATA:
+        client.receive_data(await client_end.receive_some())
+    assert isinstance(event, wire.Welcome)
+    return server_end, server, client_end, client
+
+
+class _Passes(trio.abc.Instrument):
+    """The scheduler's passes (each waits for I/O once)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def after_io_wait(self, timeout: float) -> None:
+        self.count += 1
+
+
+async def _receive_into(transport: SocketTransport, got: list[tuple[list[str], int]],
+                        passes: _Passes | None) -> None:
+    """One receive(): its lines and the scheduler pass it returned in (0
+    without ``passes``; an end must come with no line)."""
+    lines, _, end = await transport.receive()
+    assert (end is not None) == (passes is None)
+    got.append((lines, passes.count if passes else 0))
+
+
+async def test_over_tcp_the_conversation_runs_and_a_frame_reaches_receive_in_the_pass_it_arrives():
+    """The engine conversation over a real socket; both ends have TCP_NODELAY
+    (a small frame is not held back for the previous one's ACK); a frame is
+    taken by the waiting receive() in the scheduler pass that finds it
+    readable, without a hop through the reader task."""
+    server_end, server, client_end, client = await open_tcp_pair()
+    for end in (server_end, client_end):
+        assert end.getsockopt(trio.socket.IPPROTO_TCP, trio.socket.TCP_NODELAY)
+    heard: list[str] = []
+    transport = SocketTransport(server_end, server)
+    engine = Engine(EngineConfig(cmd="remote:alice"), FAST, transport)
+    passes = _Passes()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+        with trio.fail_after(10):  # a guard against a hang, not a measure
+            talk = trio.open_nursery()
+            async with talk as inner:
+                inner.start_soon(scripted_client, client_end, client, heard)
+                await engine.handshake()
+                await engine.new_game("troll")
+                await engine.go(b"position startpos\n", SearchLimits(time_ms=1000,
+                                                                     opponent_time_ms=1000))
+                assert (await engine.wait_bestmove()).move == "d5"
+                inner.cancel_scope.cancel()
+            trio.lowlevel.add_instrument(passes)
+            for _ in range(5):
+                got: list[tuple[list[str], int]] = []
+                async with trio.open_nursery() as inner:
+                    inner.start_soon(_receive_into, transport, got, passes)
+                    await trio.testing.wait_all_tasks_blocked()
+                    before = passes.count
+                    os.write(client_end.socket.fileno(), client.send(wire.Lines(["readyok"])))
+                assert got == [(["readyok"], before + 1)]
+            trio.lowlevel.remove_instrument(passes)
+        nursery.cancel_scope.cancel()
+    assert heard[0] == "ugi" and "position startpos" in heard
+
+
+async def test_over_tcp_a_drop_or_a_broken_wire_while_receive_waits_is_an_end():
+    for ending, detail in ((None, "dropped the connection without a close"),
+                           (b"\x00\x00\x00\x01\xc1", "broke the wire")):
+        server_end, server, client_end, client = await open_tcp_pair()
+        transport = SocketTransport(server_end, server)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(transport.run)
+            with trio.fail_after(10):
+                async with trio.open_nursery() as inner:
+                    got: list[tuple[list[str], int]] = []
+                    inner.start_soon(_receive_into, transport, got, None)
+                    await trio.testing.wait_all_tasks_blocked()
+                    if ending is None:
+                        await client_end.aclose()
+                    else:
+                        await client_end.send_all(ending)
+                assert got == [([], 0)] and transport._inbox_bytes == 0
+                assert detail in await transport.end_detail() and not transport.alive
+                await transport.wait_finished()
+        if ending is not None:
+            client.receive_data(await client_end.receive_some())
+            close = client.next_event()
+            assert isinstance(close, wire.Close) and "msgpack" in close.reason
+            await client_end.aclose()
+
+
+async def test_over_tcp_a_flood_waits_for_the_frame_rate_while_receive_waits():
+    """specs/wire.md §Limits MAX_FRAMES_PER_SECOND on the direct path: frames
+    over the burst are held until the bucket allows them, in order; the
+    line after them comes no sooner than the rate lets it."""
+    server_end, server, client_end, client = await open_tcp_pair()
+    transport = SocketTransport(server_end, server)
+    extra = 200
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+        with trio.fail_after(10):
+            started = trio.current_time()
+            flood = b"".join(client.send(wire.Heartbeat()) for _ in range(FRAME_BURST + extra))
+            nursery.start_soon(client_end.send_all, flood + client.send(wire.Lines(["one"]))
+                               + client.send(wire.Lines(["two"])))
+            first = await transport.receive()
+            second = await transport.receive()
+        assert (first[0], second[0]) == (["one"], ["two"])
+        assert first[1] - started >= (extra + 1) / MAX_FRAMES_PER_SECOND - 0.001
         nursery.cancel_scope.cancel()

@@ -13,7 +13,10 @@ connection is served whoever waits on the engine:
   :data:`~protocol.wire.MAX_FRAMES_PER_SECOND`, :class:`~protocol.wire.FrameRate`),
   stamps the engine's lines with the time they arrived, answers the wire's
   own frames (heartbeats, sync answers: the round trip), and knows a silent
-  peer (:data:`~protocol.wire.IDLE_TIMEOUT`);
+  peer (:data:`~protocol.wire.IDLE_TIMEOUT`); while :meth:`SocketTransport.receive`
+  waits on a plain TCP socket, receive() reads it itself by the same rules
+  (its own duplicate descriptor, so that both can wait on the socket), and
+  the reader leaves the read to it;
 - a **writer** hands what the engine is sent to the stream: :meth:`send`
   never waits on the peer, and a peer that does not read is closed (over
   :data:`~protocol.wire.MAX_SEND_BUFFER` queued, or a write stuck for
@@ -99,6 +102,12 @@ class SocketTransport:
         self._attached = trio.Event()
         self._stream_over = trio.Event()  # the current stream is closed
         self._rate = FrameRate()
+        self._held: wire.Frame | None = None  # read, waiting for the frame rate (until _held_until)
+        self._held_until = 0.0
+        self._direct_fd: int | None = None  # receive()'s own descriptor of a plain TCP socket
+        self._receive_scope: trio.CancelScope | None = None  # receive() waits on _direct_fd
+        self._reader_scope: trio.CancelScope | None = None  # the reader waits (to wake it)
+        self._handed: _Dropped | None = None  # a drop receive() found, for the reader to raise
         now = trio.current_time()
         self._last_received = self._last_sent = now
         self._sync_seq = 0
@@ -162,7 +171,11 @@ class SocketTransport:
 
     async def receive(self) -> Received:
         while not self._inbox:
-            await self._arrived.wait()
+            fd = self._direct_fd
+            if fd is None or self._held is not None or self._handed is not None:
+                await self._arrived.wait()
+            else:
+                await self._receive_direct(fd)
         return self._take()
 
     def receive_nowait(self) -> Received | None:
@@ -199,6 +212,7 @@ class SocketTransport:
         self._stream, self._conn = stream, conn
         self._stream_over = trio.Event()
         self._rate = FrameRate()
+        self._held = None
         self._last_received = self._last_sent = trio.current_time()
         self._sync_at = None
         self._attached.set()
@@ -250,6 +264,9 @@ class SocketTransport:
         """The three tasks on the current stream; :class:`_Dropped` if it
         dropped, a return once the transport ended."""
         dropped: list[_Dropped] = []
+        self._handed = None
+        if type(self._stream) is trio.SocketStream:
+            self._direct_fd = os.dup(self._stream.socket.fileno())
 
         async def guard(task: Callable[[], Awaitable[None]], last: bool) -> None:
             try:
@@ -263,44 +280,153 @@ class SocketTransport:
             if last:  # the writer: once it has flushed the last frames, all stop
                 nursery.cancel_scope.cancel()
 
-        async with trio.open_nursery() as nursery:
-            self._scope = nursery.cancel_scope
-            if self._closing:  # ended while detached or before run
-                nursery.cancel_scope.deadline = trio.current_time() + CLOSE_SEND_TIMEOUT
-            nursery.start_soon(guard, self._read_loop, False)
-            nursery.start_soon(guard, self._write_loop, True)
-            nursery.start_soon(self._keep)
-            if resumed:
-                nursery.start_soon(self._resume)
-        self._scope = None
+        try:
+            async with trio.open_nursery() as nursery:
+                self._scope = nursery.cancel_scope
+                if self._closing:  # ended while detached or before run
+                    nursery.cancel_scope.deadline = trio.current_time() + CLOSE_SEND_TIMEOUT
+                nursery.start_soon(guard, self._read_loop, False)
+                nursery.start_soon(guard, self._write_loop, True)
+                nursery.start_soon(self._keep)
+                if resumed:
+                    nursery.start_soon(self._resume)
+        finally:
+            self._scope = None
+            self._close_direct()
         if dropped and self._detail is None:
             raise dropped[0]
 
     async def _read_loop(self) -> None:
-        conn = self._conn
-        while True:
-            data: bytes | bytearray | None = None
-            with trio.move_on_at(self._last_received + wire.IDLE_TIMEOUT):
+        """Read and take frames until the stream is over (:class:`_Dropped`
+        if it dropped).  While :meth:`receive` waits on the socket itself,
+        this task still waits on it (the frames a receive() did not ask for,
+        silence) but leaves the read to receive(), woken in the same pass."""
+        fd = self._stream.socket.fileno() if type(self._stream) is trio.SocketStream else None
+        while self._detail is None:
+            if self._handed is not None:
+                raise self._handed
+            with trio.CancelScope() as scope:
+                self._reader_scope = scope
+                wait = self._consume()
+                if wait:
+                    await trio.sleep(wait)  # the flooder's own connection waits, nobody else
+                    continue
+                if self._detail is not None:
+                    return
+                data = await self._read_chunk(fd)
+            self._reader_scope = None
+            if not scope.cancelled_caught:  # else receive() handed it something
+                self._take_data(data)
+
+    async def _read_chunk(self, fd: int | None) -> bytes | bytearray | None:
+        """The next bytes of the stream (b"": it ended); None after
+        :data:`~protocol.wire.IDLE_TIMEOUT` of silence.  A plain TCP socket
+        is read directly (``wait_readable``, one ``os.read``: no extra
+        scheduler pass after the read, unlike trio's ``receive_some``)."""
+        with trio.move_on_at(self._last_received + wire.IDLE_TIMEOUT):
+            if fd is None:
                 try:
-                    data = await self._stream.receive_some(wire.READ_CHUNK)
+                    return await self._stream.receive_some(wire.READ_CHUNK)
                 except _CLOSED_ERRORS:
-                    data = b""
-            if data is None:
-                raise _Dropped(f"was silent for {wire.IDLE_TIMEOUT:g} s")
-            if not data and conn.state is WireState.OPEN:
-                raise _Dropped("dropped the connection without a close")
-            self._last_received = trio.current_time()
-            try:
-                conn.receive_data(data)
-                while (event := conn.next_event()) is not NEED_DATA:
+                    return b""
+            while True:
+                try:
+                    await trio.lowlevel.wait_readable(fd)
+                    if self._receive_scope is not None:
+                        continue  # receive() waits on the socket too: it reads in this pass
+                    return os.read(fd, wire.READ_CHUNK)
+                except BlockingIOError:
+                    continue
+                except (trio.ClosedResourceError, OSError):
+                    return b""
+        return None
+
+    async def _receive_direct(self, fd: int) -> None:
+        """Kept for speed (``bench/README.md`` §The match server): the
+        receiver reads the socket in its own step, as ``PipeTransport``
+        reads its pipe, so that a frame reaches the conversation without a
+        task hop.  Returns when the inbox may have something (or the reader
+        must take over: a drop, a frame held for the rate)."""
+        scope = self._receive_scope = trio.CancelScope()
+        data: bytes | bytearray | None = b""
+        try:
+            with scope, trio.move_on_at(self._last_received + wire.IDLE_TIMEOUT) as idle:
+                while True:
+                    try:
+                        await trio.lowlevel.wait_readable(fd)
+                        data = os.read(fd, wire.READ_CHUNK)
+                        break
+                    except BlockingIOError:  # the reader took it first
+                        if self._inbox or self._direct_fd != fd:
+                            return
+                    except (trio.ClosedResourceError, OSError):  # closed under us: the reader's
+                        return
+        finally:
+            self._receive_scope = None
+        if scope.cancelled_caught:
+            return
+        if idle.cancelled_caught:
+            data = None
+        try:
+            self._take_data(data)
+        except _Dropped as dropped:
+            self._hand(dropped)
+            return
+        if self._consume():
+            self._hand(None)  # the reader waits for the rate, then takes the held frame
+
+    def _hand(self, dropped: _Dropped | None) -> None:
+        """Wake the reader for what :meth:`receive` found (``dropped``: it raises it)."""
+        self._handed = dropped
+        if self._reader_scope is not None:
+            self._reader_scope.cancel()
+
+    def _take_data(self, data: bytes | bytearray | None) -> None:
+        """Bytes read (None: silence past the idle timeout) into the
+        connection; :class:`_Dropped` if the stream dropped."""
+        if data is None:
+            raise _Dropped(f"was silent for {wire.IDLE_TIMEOUT:g} s")
+        if not data and self._conn.state is WireState.OPEN:
+            raise _Dropped("dropped the connection without a close")
+        self._last_received = trio.current_time()
+        try:
+            self._conn.receive_data(data)
+        except WireError as exc:
+            self._end(f"broke the wire ({exc.reason})", close=exc.reason)
+
+    def _consume(self) -> float:
+        """Take the frames the connection has buffered, in order, at most
+        :data:`~protocol.wire.MAX_FRAMES_PER_SECOND` (:class:`~protocol.wire.FrameRate`);
+        the seconds to wait before the next one (0: none left, or the stream is over)."""
+        conn = self._conn
+        try:
+            while self._detail is None:
+                frame = self._held
+                if frame is None:
+                    event = conn.next_event()
+                    if event is NEED_DATA:
+                        return 0.0
+                    frame = event
                     wait = self._rate.wait(trio.current_time())
                     if wait:
-                        await trio.sleep(wait)  # the flooder's own connection waits, nobody else
-                    if not self._frame(event):
-                        return
-            except WireError as exc:
-                self._end(f"broke the wire ({exc.reason})", close=exc.reason)
-                return
+                        self._held, self._held_until = frame, trio.current_time() + wait
+                        return wait
+                else:
+                    left = self._held_until - trio.current_time()
+                    if left > 0:
+                        return left
+                    self._held = None
+                self._frame(frame)
+        except WireError as exc:
+            self._end(f"broke the wire ({exc.reason})", close=exc.reason)
+        return 0.0
+
+    def _close_direct(self) -> None:
+        """receive()'s descriptor closed (a waiting receive() wakes and waits for the reader)."""
+        fd, self._direct_fd = self._direct_fd, None
+        if fd is not None:
+            trio.lowlevel.notify_closing(fd)
+            os.close(fd)
 
     def _frame(self, frame: wire.Frame) -> bool:
         """Take one frame from the client; False once the stream is over."""
@@ -529,6 +655,8 @@ class SocketTransport:
                 self._log.write("<", line)
         self._inbox.append(received)
         self._arrived.set()
+        if self._receive_scope is not None:  # receive() waits on the socket: it has a reply
+            self._receive_scope.cancel()
 
     def _take(self) -> Received:
         received = self._inbox.popleft()

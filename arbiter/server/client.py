@@ -40,6 +40,8 @@ class _Client:
         self.stream = stream
         self.process = process
         self.conn = WireConnection(Role.CLIENT)
+        #: the socket's descriptor when the stream is plain TCP (read directly)
+        self.fd: int | None = stream.socket.fileno() if type(stream) is trio.SocketStream else None
         self._lock = trio.Lock()  # frames from three tasks, each written whole
         self._go_at: float | None = None  # when the last go line was written to the engine
         self._last_sent = trio.current_time()
@@ -70,11 +72,26 @@ class _Client:
             event = self.conn.next_event()
             if event is not NEED_DATA:
                 return event
+            self.conn.receive_data(await self._read())
+
+    async def _read(self) -> bytes | bytearray:
+        """The next bytes from the server (b"": the connection ended).  A
+        plain TCP socket is read in this task's own step (``wait_readable``
+        then one ``os.read``), without the extra scheduler pass of trio's
+        ``receive_some``; a TLS stream through the stream."""
+        if self.fd is None:
             try:
-                data = await self.stream.receive_some(wire.READ_CHUNK)
+                return await self.stream.receive_some(wire.READ_CHUNK)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                data = b""
-            self.conn.receive_data(data)
+                return b""
+        while True:
+            try:
+                await trio.lowlevel.wait_readable(self.fd)
+                return os.read(self.fd, wire.READ_CHUNK)
+            except BlockingIOError:
+                continue
+            except (trio.ClosedResourceError, OSError):
+                return b""
 
     async def handshake(self, hello: wire.Hello) -> None:
         await self.send(hello)
@@ -92,14 +109,32 @@ class _Client:
         assert isinstance(answer, wire.Welcome)  # the state allows nothing else
 
     async def to_engine(self) -> None:
-        """The server's frames: lines to the engine, syncs answered, until a close."""
+        """The server's frames: lines to the engine, syncs answered, until a close.
+
+        Kept for speed (``bench/README.md`` §The match server): the lines of
+        every frame read at once go to the engine in one ``os.write``."""
         stdin = self.process.process.stdin if self.process.process else None
         assert stdin is not None
+        conn = self.conn
         while True:
+            out: list[str] = []
             try:
-                with trio.fail_after(wire.IDLE_TIMEOUT):
-                    frame = await self.receive()
-            except trio.TooSlowError:
+                while (frame := conn.next_event()) is not NEED_DATA:
+                    if isinstance(frame, wire.Lines):
+                        out += frame.lines
+                    elif not await self._control(frame):
+                        return
+                if out:
+                    if any(line.startswith("go") for line in out):
+                        self._go_at = trio.current_time()
+                    try:
+                        await _write_all(stdin, "".join(f"{line}\n" for line in out).encode())
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                        self.ended = "the engine closed its input"
+                        return
+                with trio.move_on_after(wire.IDLE_TIMEOUT):
+                    conn.receive_data(await self._read())
+                    continue
                 self.dropped = f"the server was silent for {wire.IDLE_TIMEOUT:g} s"
                 return
             except WireError as exc:
@@ -108,39 +143,48 @@ class _Client:
                 else:
                     self.ended = f"the server broke the wire ({exc.reason})"
                 return
-            if isinstance(frame, wire.Lines):
-                if any(line.startswith("go") for line in frame.lines):
-                    self._go_at = trio.current_time()
-                try:
-                    await _write_all(stdin, "".join(f"{line}\n" for line in frame.lines).encode())
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                    self.ended = "the engine closed its input"
-                    return
-            elif isinstance(frame, wire.Sync):
-                await self.send(wire.Sync(frame.seq))
-            elif isinstance(frame, wire.Resume):
-                _say(f"resuming game {frame.game} at ply {frame.ply}")
-            elif isinstance(frame, wire.GameOver):
-                _say(f"game {frame.game}: {frame.result} ({frame.termination})")
-            elif isinstance(frame, wire.Close):
-                self.ended = f"the server closed the connection ({frame.reason})"
-                return
+
+    async def _control(self, frame: wire.Frame) -> bool:
+        """A frame of the server's other than lines; False once it closed."""
+        if isinstance(frame, wire.Sync):
+            await self.send(wire.Sync(frame.seq))
+        elif isinstance(frame, wire.Resume):
+            _say(f"resuming game {frame.game} at ply {frame.ply}")
+        elif isinstance(frame, wire.GameOver):
+            _say(f"game {frame.game}: {frame.result} ({frame.termination})")
+        elif isinstance(frame, wire.Close):
+            self.ended = f"the server closed the connection ({frame.reason})"
+            return False
+        return True
 
     async def from_engine(self) -> None:
-        """The engine's output as ``lines`` frames, then its ``eof``."""
+        """The engine's output as ``lines`` frames, then its ``eof``: each
+        chunk read (``wait_readable`` then one ``os.read``, no extra
+        scheduler pass) is one frame, written at once."""
         stdout = self.process.process.stdout if self.process.process else None
         assert stdout is not None
+        fd: int = stdout.fileno()  # type: ignore[attr-defined]  # trio's pipe streams have it
         splitter = LineSplitter()
         reason = "closed"
         while True:
-            data = await stdout.receive_some(wire.READ_CHUNK)
+            try:
+                await trio.lowlevel.wait_readable(fd)
+                data = os.read(fd, wire.READ_CHUNK)
+            except BlockingIOError:
+                continue
+            except (trio.ClosedResourceError, OSError):
+                data = b""
             if not data:
                 break
-            try:
-                lines = splitter.feed(data)
-            except ProtocolError:
-                reason = "overlong"
-                break
+            line = splitter.feed_line(data)  # the usual chunk: one whole line
+            if line is not None:
+                lines = [line]
+            else:
+                try:
+                    lines = splitter.feed(data)
+                except ProtocolError:
+                    reason = "overlong"
+                    break
             if lines:
                 await self.send_lines(lines)
         status = await self.process.wait_exit(self.process.timeouts.quit_grace)
