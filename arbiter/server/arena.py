@@ -151,7 +151,7 @@ class Arena:
                 remote.busy, remote.idle_since, remote.last_opponent = False, now, opponent
             self.registry.changed()
 
-    async def _play(self, white: Remote, black: Remote, on_move: OnMove) -> GameRecord | None:
+    async def _play(self, white: Remote, black: Remote, on_move: OnMove | None = None) -> GameRecord | None:
         self.log(f"{self.spec.title}: {white.name} - {black.name} started")
         seat_remote_engines(get_game(self.spec.game), white.engine, black.engine)
         try:
