@@ -244,20 +244,28 @@ def _slide_table(points: list[int], sources: dict[int, tuple[int, ...]], base: i
             own = own - 1 & mask
     masks = {q: sum(1 << p for p in sources[q]) for q in points}
     table: list[list[str]] = [[]] * 65536  # (states that cannot occur share one empty list)
-    states = [(0, 0)]
-    for q in points:  # every point own, empty or the opponent's
-        bit = 1 << q
-        states = [c for own, empty in states for c in ((own, empty), (own | bit, empty), (own, empty | bit))]
-    # A state's slides are those of the state with its last empty point q
-    # made the opponent's, then the slides into q: that state comes earlier
-    # in ``states`` (the same choices before q, the opponent's before empty
-    # at q), so one concatenation per state builds the table.
-    for own, empty in states:
-        if empty:
-            q = empty.bit_length() - 1
-            table[index(own, empty)] = table[index(own, empty ^ 1 << q)] + into[q, own & masks[q]]
-        else:
-            table[index(own, empty)] = []
+    # A state's slides are those of the state with its highest empty point q
+    # made the opponent's, then the slides into q; that state has the same
+    # own points and fewer empty ones, so it is made first when the empty
+    # points are counted upwards: one concatenation per state.
+    window = sum(1 << q for q in points)
+    own = window
+    while True:  # every own subset of the window
+        free = window ^ own
+        empty = 0
+        while True:  # every empty subset of the rest, upwards
+            at = index(own, empty)
+            if empty:
+                q = empty.bit_length() - 1
+                table[at] = table[index(own, empty ^ 1 << q)] + into[q, own & masks[q]]
+            else:
+                table[at] = []
+            if empty == free:
+                break
+            empty = empty - free & free
+        if not own:
+            break
+        own = own - 1 & window
     return table
 
 
