@@ -250,13 +250,14 @@ class Clock:
         Otherwise: time is taken off (never below zero: the margin is grace,
         not debt), then the increment is added, then, at the end of a
         ``moves`` period, the base time again."""
-        if self.is_over_time(elapsed_ms):
+        tc = self.tc
+        if tc.is_timed and elapsed_ms > self.deadline_ms():  # is_over_time(), one call less a ply
             return False
         self.moves_played += 1
-        if self.remaining_ms is not None and self.tc.base_ms is not None:
-            remaining = max(self.remaining_ms - elapsed_ms, 0.0) + self.tc.inc_ms
-            if self.tc.moves and self.moves_played % self.tc.moves == 0:
-                remaining += self.tc.base_ms
+        if self.remaining_ms is not None and tc.base_ms is not None:
+            remaining = max(self.remaining_ms - elapsed_ms, 0.0) + tc.inc_ms
+            if tc.moves and self.moves_played % tc.moves == 0:
+                remaining += tc.base_ms
             self.remaining_ms = remaining
         return True
 
@@ -286,8 +287,8 @@ class Clock:
                 their_time, their_inc = _ms_field(opponent.remaining_ms), opponent.tc.inc_ms
         elif tc.movetime_ms is not None:
             movetime = tc.movetime_ms
-        return SearchLimits(time_ms, inc_ms, their_time, their_inc, self.moves_to_go, movetime,
-                            tc.depth, tc.nodes)
+        moves_to_go = None if tc.moves is None else self.moves_to_go
+        return SearchLimits(time_ms, inc_ms, their_time, their_inc, moves_to_go, movetime, tc.depth, tc.nodes)
 
 
 def _ms_field(ms: float) -> int:

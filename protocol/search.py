@@ -75,9 +75,13 @@ def go_message(limits: SearchLimits, mover_is_p1: bool) -> Go:
 def go_bytes(limits: SearchLimits, mover_is_p1: bool) -> bytes:
     """The ``go`` line (with its LF) for ``limits``: the text of
     ``go_message(limits, mover_is_p1).to_line()``, without making the message
-    (this runs every ply; the arbiter's clocks make only valid values)."""
-    parts = ["go"]
+    (this runs every ply; the arbiter's clocks make only valid values).
+    The usual search, a clock and nothing else, is one formatting."""
     clock = limits.clock_fields(mover_is_p1)
+    if clock is not None and limits.moves_to_go is None and limits.movetime_ms is None \
+            and limits.depth is None and limits.nodes is None:
+        return b"go p1time %d p2time %d p1inc %d p2inc %d\n" % clock
+    parts = ["go"]
     if clock is not None:
         p1time, p2time, p1inc, p2inc = clock
         parts.append(f"p1time {p1time} p2time {p2time} p1inc {p1inc} p2inc {p2inc}")

@@ -33,7 +33,7 @@ import trio
 from arbiter.engine.config import EngineConfig, EngineTimeouts
 from arbiter.engine.errors import EngineFault, EngineFaultError, EngineStartError, FaultKind
 from arbiter.engine.info import Reply, SearchInfo
-from arbiter.engine.transport import End, Transport, TransportClosed
+from arbiter.engine.transport import End, Received, Transport, TransportClosed
 from protocol import limits
 from protocol.codec import ProtocolError, is_info_line
 from protocol.messages import (
@@ -235,7 +235,9 @@ class Engine:
         :class:`protocol.search.PositionLine`); :class:`~protocol.search.SearchLimits`
         are formatted by the session (``mover_is_p1`` says whose ``p1time``
         is whose).  The caller bounds the time (a full pipe blocks)."""
-        await self._catch_up()
+        received = self.transport.receive_nowait() if self.fault is None else None
+        if received is not None:  # (the check inline: it runs before every go)
+            await self._catch_up(received)
         session = self.session
         data = position if isinstance(position, bytes) else session.send(position)
         if isinstance(limits, Go):
@@ -318,14 +320,17 @@ class Engine:
             if end is not None:
                 await self._take_end(end, now)
 
-    async def _catch_up(self) -> None:
+    async def _catch_up(self, received: Received | None = None) -> None:
         """Take in whatever the engine wrote while nobody waited on it,
-        without waiting (a stray ``bestmove`` faults now, not later)."""
+        without waiting (a stray ``bestmove`` faults now, not later);
+        ``received``: what the caller took from the transport already."""
         while self.fault is None:
-            received = self.transport.receive_nowait()
             if received is None:
-                return
+                received = self.transport.receive_nowait()
+                if received is None:
+                    return
             lines, now, end = received
+            received = None
             self._take_lines(lines, now)
             if end is not None:
                 await self._take_end(end, now)

@@ -49,6 +49,12 @@ class Color(enum.Enum):
     def __str__(self) -> str:  # pragma: no cover - convenience
         return self.value
 
+    #: A colour hashes as itself: members are singletons compared by
+    #: identity (Enum's ``__eq__`` is ``object``'s), and ``Enum.__hash__``
+    #: hashes the name in Python code, which every dict keyed by colour
+    #: would pay on each lookup (the match looks one up per ply).
+    __hash__ = object.__hash__
+
 
 #: The colours by side index.  Whose turn it is is one convention in every
 #: game: a position keeps the side index of the mover in ``_side`` (0 White,

@@ -112,6 +112,10 @@ def _indices(mask: int) -> list[int]:
 
 # --- Mill arithmetic on one side's bits -------------------------------------
 
+#: A mill's mask -> the indices of its points.
+_MILL_POINTS: dict[int, list[int]] = {m: _indices(m) for m in MILL_MASKS}
+
+
 def _ring_table(ring: int, value_of) -> list[int]:
     mills = [m for m in MILL_MASKS if m & (0xFF << 8 * ring) == m]
     return [value_of(v << 8 * ring, mills) for v in range(256)]
@@ -120,7 +124,7 @@ def _ring_table(ring: int, value_of) -> list[int]:
 def _ring_pairs(x: int, mills: list[int]) -> int:
     out = 0
     for m in mills:
-        for i in _indices(m):
+        for i in _MILL_POINTS[m]:
             rest = m ^ (1 << i)
             if x & rest == rest:
                 out |= 1 << i
@@ -178,14 +182,15 @@ _DECODE: dict[str, tuple[int, int, int]] = {}  # move -> (from bit or 0, to bit,
 _SLIDE: list[list[str]] = [[""] * 24 for _ in range(24)]  # [from][to] -> "from-to"
 
 
+_REMOVAL_SUFFIXES = tuple(f"x{point}" for point in LAYOUT)  # by index
+_REMOVED_BITS = tuple(1 << r for r in range(24))
+
+
 def _register(plain: str, src: int, dst: int) -> None:
     _DECODE[plain] = (src, dst, 0)
-    with_removal = []
-    for r in range(24):
-        text = f"{plain}x{LAYOUT[r]}"
-        with_removal.append(text)
-        _DECODE[text] = (src, dst, 1 << r)
-    _REMOVALS[plain] = tuple(with_removal)
+    with_removal = tuple([plain + suffix for suffix in _REMOVAL_SUFFIXES])
+    _DECODE.update(zip(with_removal, [(src, dst, bit) for bit in _REMOVED_BITS], strict=True))
+    _REMOVALS[plain] = with_removal
 
 
 for _q in range(24):
@@ -214,7 +219,6 @@ def _byte_tables(item_for) -> tuple[list[list], ...]:
 
 
 _PLACE0, _PLACE1, _PLACE2 = _byte_tables(lambda q: LAYOUT[q])
-_FLY = tuple(_byte_tables(lambda q, p=p: _SLIDE[p][q] if q != p else None) for p in range(24))
 _IDX0, _IDX1, _IDX2 = _byte_tables(lambda q: q)  # bit -> index lists
 
 
@@ -232,37 +236,73 @@ def _slide_table(points: list[int], sources: dict[int, tuple[int, ...]], base: i
     window's first board bit."""
     into: dict[tuple[int, int], list[str]] = {}
     for q in points:
-        mask = sum(1 << p for p in sources[q])
-        for own in range(mask + 1):
-            if own & mask == own:
-                into[q, own] = [_SLIDE[base + p][base + q] for p in sources[q] if own >> p & 1]
+        mask = own = sum(1 << p for p in sources[q])
+        while True:  # every subset of mask
+            into[q, own] = [_SLIDE[base + p][base + q] for p in sources[q] if own >> p & 1]
+            if not own:
+                break
+            own = own - 1 & mask
     masks = {q: sum(1 << p for p in sources[q]) for q in points}
     table: list[list[str]] = [[]] * 65536  # (states that cannot occur share one empty list)
-    states = [(0, 0)]
-    for q in points:  # every point own, empty or the opponent's
-        bit = 1 << q
-        states = [c for own, empty in states for c in ((own, empty), (own | bit, empty), (own, empty | bit))]
-    for own, empty in states:
-        moves: list[str] = []
-        for q in points:
-            if empty >> q & 1:
-                moves += into[q, own & masks[q]]
-        table[index(own, empty)] = moves
+    # A state's slides are those of the state with its highest empty point q
+    # made the opponent's, then the slides into q; that state has the same
+    # own points and fewer empty ones, so it is made first when the empty
+    # points are counted upwards: one concatenation per state.
+    window = sum(1 << q for q in points)
+    own = window
+    while True:  # every own subset of the window
+        free = window ^ own
+        empty = 0
+        while True:  # every empty subset of the rest, upwards
+            at = index(own, empty)
+            if empty:
+                q = empty.bit_length() - 1
+                table[at] = table[index(own, empty ^ 1 << q)] + into[q, own & masks[q]]
+            else:
+                table[at] = []
+            if empty == free:
+                break
+            empty = empty - free & free
+        if not own:
+            break
+        own = own - 1 & window
     return table
 
 
-# Slides along ring r, by (own byte << 8 | empty byte) of that ring.
-_RING0, _RING1, _RING2 = (
-    _slide_table(list(range(8)), {q: _ring_neighbours(q) for q in range(8)}, 8 * r,
-                 lambda own, empty: own << 8 | empty)
-    for r in range(3))
-# Slides along the cross lines between rings r and r + 1, by (own mids |
-# empty mids >> 1) of the two rings, shifted down to bit 0.
-_RADIAL01, _RADIAL12 = (
-    _slide_table([k for k in range(16) if k % 2],
-                 {k: tuple(p for p in (k - 8, k + 8) if 0 <= p < 16) for k in range(16) if k % 2},
-                 8 * r, lambda own, empty: own | empty >> 1)
-    for r in range(2))
+#: The slide tables (five of 65536 lists, tens of milliseconds to build),
+#: made by the first generate() that needs slides (_slides): a process that
+#: imports the game, or plays only placements, never builds them.
+_SLIDES: tuple[list[list[str]], ...] | None = None
+
+
+def _slides() -> tuple[list[list[str]], ...]:
+    """The slide tables: along ring r (r = 0, 1, 2), by (own byte << 8 |
+    empty byte) of that ring; then along the cross lines between rings r
+    and r + 1 (r = 0, 1), by (own mids | empty mids >> 1) of the two rings,
+    shifted down to bit 0."""
+    global _SLIDES
+    if _SLIDES is None:
+        rings = [_slide_table(list(range(8)), {q: _ring_neighbours(q) for q in range(8)}, 8 * r,
+                              lambda own, empty: own << 8 | empty)
+                 for r in range(3)]
+        radials = [_slide_table([k for k in range(16) if k % 2],
+                                {k: tuple(p for p in (k - 8, k + 8) if 0 <= p < 16) for k in range(16) if k % 2},
+                                8 * r, lambda own, empty: own | empty >> 1)
+                   for r in range(2)]
+        _SLIDES = (*rings, *radials)
+    return _SLIDES
+
+
+#: Per point p, the three byte tables of the flights from p (_byte_tables),
+#: made on the first flight (with three pieces left): None until then.
+_FLY: tuple[tuple[list[list], ...], ...] | None = None
+
+
+def _flight_tables() -> tuple[tuple[list[list], ...], ...]:
+    global _FLY
+    if _FLY is None:
+        _FLY = tuple(_byte_tables(lambda q, p=p: _SLIDE[p][q] if q != p else None) for p in range(24))
+    return _FLY
 
 # Slides into a completion point q (where a mill can close) are listed apart:
 # whether one closes a mill depends only on the mover's pieces on the (at
@@ -334,8 +374,9 @@ def _flights(own: int, empty: int, closes: int) -> tuple[list[str], list[str]]:
     A completion point q completes a mill of two of the pieces: the third
     flying there closes it."""
     moves: list[str] = []
+    fly = _FLY if _FLY is not None else _flight_tables()
     for p in _point_indices(own):
-        t0, t1, t2 = _FLY[p]
+        t0, t1, t2 = fly[p]
         moves += t0[empty & 255] + t1[empty >> 8 & 255] + t2[empty >> 16]
     closing = []
     for q in _point_indices(closes):
@@ -372,10 +413,11 @@ def generate(own: int, opp: int, in_hand: int) -> list[str]:
         # Slides along the rings and the cross lines, by window (the slides
         # into completion points come below).
         to = empty ^ closes
-        moves = [*_RING0[(own & 255) << 8 | to & 255], *_RING1[own & 0xFF00 | to >> 8 & 255],
-                 *_RING2[own >> 8 & 0xFF00 | to >> 16],
-                 *_RADIAL01[own & 0xAAAA | (to & 0xAAAA) >> 1],
-                 *_RADIAL12[own >> 8 & 0xAAAA | to >> 9 & 0x5555]]
+        ring0, ring1, ring2, radial01, radial12 = _SLIDES if _SLIDES is not None else _slides()
+        moves = [*ring0[(own & 255) << 8 | to & 255], *ring1[own & 0xFF00 | to >> 8 & 255],
+                 *ring2[own >> 8 & 0xFF00 | to >> 16],
+                 *radial01[own & 0xAAAA | (to & 0xAAAA) >> 1],
+                 *radial12[own >> 8 & 0xAAAA | to >> 9 & 0x5555]]
         if not closes:
             return moves
         closing = []

@@ -14,6 +14,7 @@ wakes the wait at once (through :attr:`Engine.on_fault
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack, suppress
 from datetime import UTC, datetime
@@ -120,16 +121,17 @@ class _Driver:
         action: Action = go
         engine = self.players[go.color].engine
         before = self._started
+        deadline = math.inf  # the scope's (kept here: trio's property is not free)
         with trio.CancelScope() as scope:
             self._scope = scope
             while type(action) is Go:
                 now = trio.current_time()
-                if now >= scope.deadline:  # the last one's passed as its reply came: trio may cancel
+                if now >= deadline:  # the last one's passed as its reply came: trio may cancel
                     break
                 go = action
                 engine = self.players[go.color].engine
                 self._started = before = now
-                scope.deadline = before + go.seconds
+                scope.deadline = deadline = before + go.seconds
                 reply: Answer | None = None
                 try:
                     self._started = await engine.go(go.position, go.limits, go.mover_is_p1)

@@ -224,10 +224,11 @@ class _Side:
     """One side of the game as the rules see it: its colour, its clock, how
     long it may take to answer ``stop``, and the other side."""
 
-    __slots__ = ("color", "clock", "stop_grace", "other")
+    __slots__ = ("color", "name", "clock", "stop_grace", "other")
 
     def __init__(self, color: Color, clock: Clock, stop_grace: float):
         self.color = color
+        self.name = color.value  # what the record of a ply says (Ply.color)
         self.clock = clock
         self.stop_grace = stop_grace
         self.other: _Side = self
@@ -271,9 +272,9 @@ class MatchState:
         #: appended per ply (protocol.search.PositionLine, amortised O(1)).
         self._line = PositionLine(fen, tuple(opening))
         self._moves: list[Ply] = []
-        #: the last accepted ply, not recorded yet: (move, color, measured ms,
-        #: clock ms after it, reply, position after it); see record_ply
-        self._unrecorded: tuple[str, Color, float, int | None, Answer, Position] | None = None
+        #: the last accepted ply, not recorded yet: (move, its side, measured
+        #: ms, clock ms after it, reply, position after it); see record_ply
+        self._unrecorded: tuple[str, _Side, float, int | None, Answer, Position] | None = None
         #: the score rules' bookkeeping (None: no score rule), and its verdict on the last ply
         self._adjudicator = Adjudicator(adjudication) if adjudication else None
         self._verdict: Verdict | None = None
@@ -327,16 +328,16 @@ class MatchState:
         if pending is None:
             return None
         self._unrecorded = None
-        move, color, elapsed_ms, clock_ms, reply, after = pending
+        move, side, elapsed_ms, clock_ms, reply, after = pending
         info = reply.info
         if info:
-            ply = Ply(move, color.value, round(elapsed_ms), clock_ms,
+            ply = Ply(move, side.name, round(elapsed_ms), clock_ms,
                       engine_time_ms=info.get("time"),  # type: ignore[arg-type]  # the codec's int
                       score=Score.from_info(info), depth=info.get("depth"),  # type: ignore[arg-type]
                       nodes=info.get("nodes"),  # type: ignore[arg-type]  # the codec's int
                       pv=list(info.get("pv", ())))  # type: ignore[call-overload]  # the codec's tuple
         else:
-            ply = Ply(move, color.value, round(elapsed_ms), clock_ms)
+            ply = Ply(move, side.name, round(elapsed_ms), clock_ms)
         self._moves.append(ply)
         return ply, after
 
@@ -404,7 +405,7 @@ class MatchState:
         self.position = after
         self.plies += 1
         self._mover = None
-        self._unrecorded = (move, color, elapsed_ms, clock.clock_ms(), reply, after)
+        self._unrecorded = (move, side, elapsed_ms, clock.clock_ms(), reply, after)
         if self._adjudicator is not None:  # the score is read now (the lazy info's seam is kept when off)
             self._verdict = self._adjudicator.ply(color, Score.from_info(reply.info), self.plies)
         return self._next()
