@@ -68,6 +68,9 @@ def create_indexes(db: Database) -> None:
             ("entrants", ["tournament", "engine"], True),
             ("games", ["tournament", "key"], True),
             ("games", ["tournament", "seq"], False),
+            # Covering: the columns a standings count reads (web view, arbiter/web/data.py).
+            ("games", ["tournament", "id", "white", "black", "result", "termination", "pairing",
+                       "pair"], False),
             ("games", ["white_engine"], False),
             ("games", ["black_engine"], False),
             ("games", ["termination"], False),

@@ -373,6 +373,9 @@ def test_the_common_questions_use_an_index(tmp_path):
         "select id from games where termination = 'time-forfeit'": ("idx_games_termination",),
         "select id from tournaments where status = 'running'": ("idx_tournaments_status",),
         "select id from games where tournament = 1 order by seq": ("idx_games_tournament_seq",),
+        "select id, white, black, result, termination, pairing, pair from games "
+        "where tournament = 1 and id > 0 order by id":
+            ("COVERING INDEX idx_games_tournament_id_white_black_result_termination_pairing_pair",),
     }
     for sql, indexes in plans.items():
         plan = " ".join(row[-1] for row in raw(path, f"explain query plan {sql}"))
