@@ -180,6 +180,7 @@ class Engine:
 
     def __init__(self, game: str = "troll") -> None:
         self.game: Game = get_game(game)
+        self.game.prepare()  # at start-up, on no clock
         self.rng = random.Random()
         self.values: dict[str, object] = {}
         self._emit: Callable[[str], None] = lambda line: None
@@ -221,6 +222,7 @@ class Engine:
 
     def select_game(self, name: str) -> None:
         self.game = get_game(name)
+        self.game.prepare()  # during the handshake, on no clock
         self.values[m.GAME_OPTION] = self.game.name
 
     def set_option(self, name: str, value: str | None) -> None:

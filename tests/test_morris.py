@@ -519,3 +519,17 @@ def test_midgame_perft_agrees_with_openspiel():
         return total
 
     assert [openspiel_perft(state, d) for d in (1, 2, 3)] == [43, 433, 18637]
+
+
+def test_an_engine_builds_the_move_tables_before_any_clock_runs():
+    """The slide and flight tables are built on first use (importing the game
+    costs nothing); an SDK engine of Morris builds them at start-up and when
+    the game is chosen in its handshake, so no search pays for them
+    (arbiter/games/base.py ``Game.prepare``)."""
+    import subprocess
+    import sys
+    code = ("import arbiter.games.morris as m; from protocol.sdk import Engine; "
+            "assert m._SLIDES is None and m._FLY is None; Engine('troll'); "
+            "assert m._SLIDES is None; e = Engine('troll'); e.select_game('morris'); "
+            "assert m._SLIDES is not None and m._FLY is not None")
+    subprocess.run([sys.executable, "-c", code], check=True)

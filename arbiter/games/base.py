@@ -245,6 +245,10 @@ class Game(ABC):
         pos = self.from_fen(fen) if fen else self.start()
         return play_moves(pos, moves)
 
+    def prepare(self) -> None:
+        """Build what the game computes on first use (move tables), so that an
+        engine can pay it before any clock runs; a no-op for most games."""
+
     def __repr__(self) -> str:
         return f"<Game {self.name}>"
 

@@ -805,6 +805,12 @@ class MorrisGame(Game):
     description = "Nine Men's Morris (German rules): place, slide, fly; mills remove pieces"
     first = Color.WHITE
 
+    def prepare(self) -> None:
+        """The slide and flight tables (built on first use: a process that
+        only imports the game does not pay for them)."""
+        _slides()
+        _flight_tables()
+
     def start(self) -> MorrisPosition:
         return _make(0, 0, PIECES_PER_SIDE, PIECES_PER_SIDE, self.first.side, 0, 0)
 
