@@ -245,7 +245,7 @@ class Game(ABC):
         pos = self.from_fen(fen) if fen else self.start()
         return play_moves(pos, moves)
 
-    def prepare(self) -> None:
+    def prepare(self) -> None:  # noqa: B027 - a hook, empty for the games that build nothing lazily
         """Build what the game computes on first use (move tables), so that an
         engine can pay it before any clock runs; a no-op for most games."""
 
