@@ -388,11 +388,17 @@ def test_a_record_file_that_fails_mid_run_costs_no_game(tmp_path):
     can fall between): the run goes on, every game is in the database, the
     failure is said once and kept as an event."""
     db, pgn, gate = tmp_path / "g.db", tmp_path / "games.pgn", tmp_path / "gate"
-    proc = start("match", "troll", script("a", "gate.py", GATE=str(gate), GATE_AFTER="30"),
+    waiting = tmp_path / "waiting"
+    proc = start("match", "troll", script("a", "gate.py", GATE=str(gate), GATE_AFTER="30",
+                                          GATE_WAITING=str(waiting)),
                  spec("b"), "--games", "6", "-c", "1", "--pgn", str(pgn), "--db", str(db), *FAST,
                  cwd=tmp_path)
     try:
-        wait_for_games(db, 1, proc)
+        # mid-run: a game stored, or the first game held at the gate (it lasted over 30 moves of a)
+        deadline = time.monotonic() + 60
+        while count_games(db) < 1 and not waiting.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "no game stored, none held"
+            time.sleep(0.02)
         link = tmp_path / "link"
         link.symlink_to(tmp_path / "no" / "such.pgn")
         link.rename(pgn)  # appending to it now fails
