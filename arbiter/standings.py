@@ -21,6 +21,8 @@ from typing import Any
 from arbiter.rating import SPRT, Anchor, PairStats, SPRTStatus, joint_ratings_from_pairs
 
 _SCORE = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+#: A game's score for one side -> its place in a win/draw/loss triple.
+_SLOT = {1.0: 0, 0.5: 1, 0.0: 2}
 
 
 @dataclass(frozen=True)
@@ -233,26 +235,34 @@ class Tally:
         self.games = 0
 
     def add(self, row: Mapping[str, Any]) -> None:
-        """Count one game row (one without a decisive or drawn result is skipped)."""
-        white, black, result = row["white"], row["black"], row["result"]
-        if result not in _SCORE:
+        """Count one game row (one without a decisive or drawn result is skipped).
+
+        Called once per stored game by every standings (the view counts
+        10,000-game tournaments with it), hence written without loops."""
+        score = _SCORE.get(row["result"])
+        if score is None:
             return
+        white, black = row["white"], row["black"]
         self.games += 1
         self.terminations[row.get("termination") or "?"] += 1
-        w, b = _SCORE[result]
+        w, b = score
         order, wdl = self.order, self.wdl
-        for name in (white, black):
-            if name not in order:
-                order[name] = len(order)
-                wdl[name] = [0, 0, 0]
+        if white not in order:
+            order[white] = len(order)
+            wdl[white] = [0, 0, 0]
+        if black not in order:
+            order[black] = len(order)
+            wdl[black] = [0, 0, 0]
         self.points[white] += w
         self.points[black] += b
-        for name, score in ((white, w), (black, b)):
-            wdl[name][0 if score == 1 else 1 if score == 0.5 else 2] += 1
-        first, second = sorted((white, black), key=order.__getitem__)
-        first_score = w if first == white else b
+        wdl[white][_SLOT[w]] += 1
+        wdl[black][_SLOT[b]] += 1
+        if order[white] <= order[black]:  # the pair's first engine is the one seen first
+            first, second, first_score = white, black, w
+        else:
+            first, second, first_score = black, white, b
         counts = self.per_pair.setdefault((first, second), [0, 0, 0])
-        counts[0 if first_score == 1 else 1 if first_score == 0.5 else 2] += 1
+        counts[_SLOT[first_score]] += 1
         if row.get("pair") is not None:
             key = (row.get("pairing"), row["pair"], first, second)
             other = self.half_pairs.pop(key, None)
