@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import os
 import re
 import signal
 import sys
@@ -352,6 +353,8 @@ def test_a_real_web_process_serves_then_stops_on_ctrl_c(db):
         assert match, (line, proc.stderr.read() if proc.poll() is not None else "")
         with urllib.request.urlopen(match[1], timeout=PROCESS_TIMEOUT) as response:
             assert response.status == 200 and b"troll match" in response.read()
+        from arbiter.web.child import VIEW_NICENESS  # specs/web.md §The server's view: every view yields
+        assert int(_stat(proc.pid)[16]) == min(19, int(_stat(os.getpid())[16]) + VIEW_NICENESS)
         with urllib.request.urlopen(match[1] + "api/tournament/1", timeout=PROCESS_TIMEOUT) as response:
             assert json.load(response)["tournament"]["done"] == MATCH_GAMES
         proc.send_signal(signal.SIGINT)

@@ -108,14 +108,18 @@ async def _serve(view: Starlette, host: str, port: int, child: bool = False) -> 
     the server's child, also until stdin reaches its end."""
     import trio
 
-    from arbiter.web.child import be_child
+    from arbiter.web.child import be_child, lower_priority
     from arbiter.web.serve import serve_view
 
     try:
         async with trio.open_nursery() as nursery:
             if child:
                 nursery.start_soon(be_child(), nursery.cancel_scope)
-            for url in await nursery.start(serve_view, view, host, port):
+            urls = await nursery.start(serve_view, view, host, port)
+            # Listening (an in-process call that cannot bind never gets here): a viewer
+            # never takes a core the engines need (specs/web.md §The server's view).
+            lower_priority()
+            for url in urls:
                 print(f"arbiter: web view of {view.state.reader.store.path} at {url}/", flush=True)
     except* OSError as group:  # binding the address failed (inside Hypercorn's nurseries)
         raise _first(group) from None

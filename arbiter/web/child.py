@@ -8,7 +8,7 @@ database (read-only, WAL: the view reads the store as it does for any
 run) as a child process, and supervises it:
 
 * the child runs at a lower CPU priority (:data:`VIEW_NICENESS`, set by the
-  child itself): when the cores are scarce, the engines and the server get
+  child itself, as every ``arbiter web`` does): when the cores are scarce, the engines and the server get
   them first;
 * it is in a session of its own, so a terminal's Ctrl-C reaches the server
   only, which then ends it: the one interrupt message and exit status are
@@ -135,18 +135,24 @@ def port_of(url: str) -> int:
     return int(url.rsplit(":", 1)[1])
 
 
-def be_child() -> Any:
-    """(In the child.) Lower this process's CPU priority; return the task
-    that cancels ``scope`` when stdin reaches end of file (the server ended
-    or was killed)."""
+def lower_priority() -> None:
+    """Lower this process's CPU priority by :data:`VIEW_NICENESS`: every
+    ``arbiter web`` does, the server's child or one beside a running
+    tournament, so a busy machine gives its cores to the engines first."""
     import os
-
-    import trio
 
     try:
         os.nice(VIEW_NICENESS)
     except OSError:
-        pass  # a system that refuses: the view still runs, at the server's priority
+        pass  # a system that refuses: the view still runs, at its starter's priority
+
+
+def be_child() -> Any:
+    """(In the child.) The task that cancels ``scope`` when stdin reaches end
+    of file (the server ended or was killed)."""
+    import os
+
+    import trio
 
     async def until_stdin_closes(scope: trio.CancelScope) -> None:
         stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
@@ -157,5 +163,5 @@ def be_child() -> Any:
     return until_stdin_closes
 
 
-__all__ = ["CHILD_OPTION", "RESTART_DELAY", "STOP_TIMEOUT", "VIEW_NICENESS", "ViewFailed",
+__all__ = ["CHILD_OPTION", "RESTART_DELAY", "STOP_TIMEOUT", "VIEW_NICENESS", "ViewFailed", "lower_priority",
            "be_child", "port_of", "start_view", "stop_view", "supervise"]
