@@ -324,10 +324,14 @@ class LineSplitter:
         self._discarding = False
 
     def feed(self, data: bytes | bytearray) -> list[str]:
+        size = len(data)
+        if (size and not self._buffer and not self._discarding and size <= self.max_line_bytes
+                and data.find(b"\n") == size - 1):  # the usual chunk, one whole line: no loop
+            raw = data[:-2] if data.endswith(b"\r\n") else data[:-1]
+            return [raw.decode("utf-8", errors="replace")]
         lines: list[str] = []
         overflow = False
         start = 0
-        size = len(data)
         while start < size:
             newline = data.find(b"\n", start)
             end = size if newline < 0 else newline
@@ -376,17 +380,6 @@ class LineSplitter:
             raw = raw[:-1]
         if len(raw) > self.max_line_bytes:
             raise ProtocolError(f"line longer than {self.max_line_bytes} bytes")
-        return raw.decode("utf-8", errors="replace")
-
-    def feed_line(self, data: bytes) -> str | None:
-        """:meth:`feed` for the usual chunk, one whole line (``bestmove d5\\n``),
-        without the loop: its text when nothing is held from earlier chunks
-        and ``data`` ends with its only LF (and is within the limit); else
-        None, nothing consumed, and the caller uses :meth:`feed`."""
-        if (self._buffer or self._discarding or data.find(b"\n") != len(data) - 1
-                or len(data) > self.max_line_bytes):
-            return None
-        raw = data[:-2] if data.endswith(b"\r\n") else data[:-1]
         return raw.decode("utf-8", errors="replace")
 
     @property

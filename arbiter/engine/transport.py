@@ -177,15 +177,11 @@ class PipeTransport:
                 last = None
             lines = [] if last is None else [last]  # a partial last line still counts
         else:
-            line = splitter.feed_line(data)  # the usual chunk: one whole line
-            if line is not None:
-                lines = [line]
-            else:
-                try:
-                    lines = splitter.feed(data)
-                except ProtocolError as exc:
-                    lines = exc.lines
-                    end = End.OVERLONG
+            try:
+                lines = splitter.feed(data)  # one whole line, the usual chunk, without a loop
+            except ProtocolError as exc:
+                lines = exc.lines
+                end = End.OVERLONG
         log = self._log
         if log is not None:
             for line in lines:

@@ -176,15 +176,11 @@ class _Client:
                 data = b""
             if not data:
                 break
-            line = splitter.feed_line(data)  # the usual chunk: one whole line
-            if line is not None:
-                lines = [line]
-            else:
-                try:
-                    lines = splitter.feed(data)
-                except ProtocolError:
-                    reason = "overlong"
-                    break
+            try:
+                lines = splitter.feed(data)
+            except ProtocolError:
+                reason = "overlong"
+                break
             if lines:
                 await self.send_lines(lines)
         status = await self.process.wait_exit(self.process.timeouts.quit_grace)
