@@ -556,12 +556,7 @@ class Tournament:
             for (scheduled, record), new in zip(played, stored, strict=True):
                 del self.running[scheduled.key]
                 if new:
-                    self.played += 1
-                    row = {"white": record.white, "black": record.black, "result": record.result,
-                           "termination": record.termination, "pairing": scheduled.pairing,
-                           "pair": scheduled.pair, "key": scheduled.key, "seq": scheduled.seq}
-                    self._rows.append(row)
-                    self._tally.add(row)
+                    self._count(scheduled, record)
             now = trio.current_time()
             if now - self._standings_at >= BATCH_STANDINGS_INTERVAL:
                 self._standings_at = now
@@ -573,9 +568,7 @@ class Tournament:
                 else:
                     self.observer.message(f"game {scheduled.key} was already stored (another run "
                                           "on this database?); the stored game is kept")
-            if self._pgn_error is not None and not self._pgn_error_told:
-                self._pgn_error_told = True
-                self.observer.message(self._pgn_error)
+            self._tell_pgn_error()
         return True
 
     def _store_games(self, played: list[tuple[ScheduledGame, GameRecord]]) -> list[bool]:
@@ -771,15 +764,24 @@ class Tournament:
 
     def _game_stored(self, scheduled: ScheduledGame, record: GameRecord) -> None:
         """Back on the event loop: standings, SPRT, the display."""
+        self._count(scheduled, record)
+        self.standings = self._tally.standings(self.sprt)
+        self._check_sprt()
+        self.observer.game_finished(scheduled, record, self.standings)
+        self._tell_pgn_error()
+
+    def _count(self, scheduled: ScheduledGame, record: GameRecord) -> None:
+        """A newly stored game into the run's rows and tally (the standings
+        are made from them when the caller says)."""
         self.played += 1
         row = {"white": record.white, "black": record.black, "result": record.result,
                "termination": record.termination, "pairing": scheduled.pairing,
                "pair": scheduled.pair, "key": scheduled.key, "seq": scheduled.seq}
         self._rows.append(row)
         self._tally.add(row)
-        self.standings = self._tally.standings(self.sprt)
-        self._check_sprt()
-        self.observer.game_finished(scheduled, record, self.standings)
+
+    def _tell_pgn_error(self) -> None:
+        """The record file's failure, said once."""
         if self._pgn_error is not None and not self._pgn_error_told:
             self._pgn_error_told = True
             self.observer.message(self._pgn_error)
