@@ -339,10 +339,7 @@ def test_arena_standings_and_export(tmp_path: Path) -> None:
     try:
         server.wait_games(1)
     finally:
-        server.proc.send_signal(signal.SIGINT)
-        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
-        for client in clients:
-            client.communicate(timeout=PROCESS_TIMEOUT)
+        server.interrupt(clients)
     assert _wait_gone(tag) == []
     played = len(server.games())
 

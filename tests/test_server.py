@@ -86,6 +86,18 @@ class _Server:
             time.sleep(0.1)
         return games
 
+    def interrupt(self, clients) -> list[tuple[int, str]]:
+        """Ctrl-C to the server (it must exit 130), then each client's end:
+        its exit status and stderr (None in ``clients``: one never started)."""
+        self.proc.send_signal(signal.SIGINT)
+        assert self.proc.wait(PROCESS_TIMEOUT) == 130, "".join(self.lines)
+        ends = []
+        for client in clients:
+            if client is not None:
+                _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+                ends.append((client.returncode, err))
+        return ends
+
 
 def _connect(server: _Server, token: str, name: str, tag: str,
              *options: str | Path) -> subprocess.Popen[str]:
@@ -170,11 +182,8 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
         flooder.close()
         deaf.close()
     finally:
-        server.proc.send_signal(signal.SIGINT)
-        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
-        for client in clients:
-            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
-            assert client.returncode == 0, err
+        for status, err in server.interrupt(clients):
+            assert status == 0, err
             assert "the server closed the connection" in err, err
     assert _wait_gone(tag) == []
     with sqlite3.connect(db) as conn:
@@ -222,11 +231,8 @@ def test_arena_over_tls(tmp_path: Path) -> None:
         assert plain.returncode == 1, plain.stderr
         server.wait_games(len(server.games()) + 1)  # the arena went on
     finally:
-        server.proc.send_signal(signal.SIGINT)
-        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
-        for client in clients:
-            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
-            assert client.returncode == 0, err
+        for status, err in server.interrupt(clients):
+            assert status == 0, err
     assert "TLS: every connection is encrypted" in "".join(server.lines)
     assert _wait_gone(tag) == []
 
@@ -313,10 +319,7 @@ def test_arena_pairs_every_engine(tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "".join(server.lines)
             time.sleep(0.1)
     finally:
-        server.proc.send_signal(signal.SIGINT)
-        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
-        for client in clients:
-            client.communicate(timeout=PROCESS_TIMEOUT)
+        server.interrupt(clients)
     assert _wait_gone(tag) == []
 
 
@@ -453,11 +456,7 @@ def test_client_killed_mid_arena(tmp_path: Path) -> None:
             if "rb" in (game["white"], game["black"]) and game["termination"] in FAULTS:
                 assert game["result"] == ("0-1" if game["white"] == "rb" else "1-0"), game
     finally:
-        server.proc.send_signal(signal.SIGINT)
-        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
-        for client in (ra, rc):
-            if client is not None:
-                client.communicate(timeout=PROCESS_TIMEOUT)
+        server.interrupt((ra, rc))
     assert _wait_gone(tag) == []
 
 
@@ -541,10 +540,7 @@ def test_a_client_killed_mid_game_comes_back_and_the_game_goes_on(tmp_path: Path
         assert all("comp_ms" in ply and "rtt_ms" in ply for ply in moves)
         assert all(ply["comp_ms"] >= 0 for ply in moves)
     finally:
-        server.proc.send_signal(signal.SIGINT)
-        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
-        for client in clients:
-            _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+        for _, err in server.interrupt(clients):
             assert "the server closed the connection" in err, err
     assert _wait_gone(tag) == []
 
@@ -558,10 +554,7 @@ def test_a_client_killed_mid_game_that_stays_away_loses_by_disconnect(tmp_path: 
         assert first["result"] == ("0-1" if first["white"] == "rb" else "1-0")
         assert "rb was disconnected" in first["detail"]
     finally:
-        server.proc.send_signal(signal.SIGINT)
-        assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
-        for client in clients:
-            client.communicate(timeout=PROCESS_TIMEOUT)
+        server.interrupt(clients)
     assert _wait_gone(tag) == []
 
 
