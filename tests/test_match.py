@@ -27,6 +27,7 @@ from arbiter.engine import EngineConfig, EngineStartError, EngineTimeouts, open_
 from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
 from arbiter.games import Color, Termination, get_game
 from arbiter.match import MatchTermination, play_engines, play_game
+from arbiter.match.driver import DEADLINE_SLACK
 from arbiter.record import GameRecord
 
 M = MatchTermination
@@ -385,6 +386,21 @@ async def test_a_bestmove_seen_after_its_deadline_leaves_the_next_search_its_own
     assert record.termination_detail == "White lost on time: no bestmove within 0.100 s"
 
 
+async def test_a_silent_engine_loses_on_time_within_the_slack_after_its_deadline(autojump_clock):
+    """specs/match.md §Clocks: the forfeit is declared at the deadline, at
+    most DEADLINE_SLACK after it; a bestmove read within that slack is a time
+    forfeit too (the clock judges it), so the slack never changes who loses."""
+    start = trio.current_time()
+    record = await play_game("troll", FakeEngine("w", [None]), FakeEngine("b", []), tc="1+0")
+    assert 1 <= trio.current_time() - start <= 1 + DEADLINE_SLACK
+    assert record.termination_detail == "White lost on time: no bestmove within 1.000 s"
+    late = 1 + DEADLINE_SLACK / 2
+    record = await play_game("troll", FakeEngine("w", [late]), FakeEngine("b", []), tc="1+0")
+    assert (record.termination, record.result) == (M.TIME_FORFEIT.value, "0-1")
+    assert record.termination_detail.startswith("White lost on time: bestmove after 1.010 s")
+    assert record.moves == []
+
+
 async def test_a_fault_of_the_waiting_engine_wakes_the_wait(autojump_clock):
     white = FakeEngine("w", [0.1])
     black = FakeEngine("b", [None])  # never answers, no clock: would stall after 60 s
@@ -405,7 +421,9 @@ async def test_without_a_clock_the_driver_stops_then_waits_the_grace(autojump_cl
     white = FakeEngine("w", [None])
     start = trio.current_time()
     record = await play_game("troll", white, FakeEngine("b", []), tc="depth=3", stall_ms=2000)
-    assert trio.current_time() - start == pytest.approx(2 + FAST.stop)
+    # the stall limit, then the stop timeout; the wait may end DEADLINE_SLACK
+    # after the limit (specs/match.md §Clocks)
+    assert trio.current_time() - start == pytest.approx(2 + DEADLINE_SLACK + FAST.stop)
     assert white.stops == 1 and record.termination == M.STALL.value
 
 

@@ -37,7 +37,19 @@ from arbiter.record import GameRecord, Ply
 from .adjudication import Adjudication
 from .state import DEADLINE_PASSED, Action, Answer, BestMove, Faulted, GameOver, Go, MatchState, Stop
 
-__all__ = ["DEFAULT_TC", "Player", "play_game", "play_engines"]
+__all__ = ["DEFAULT_TC", "DEADLINE_SLACK", "Player", "play_game", "play_engines"]
+
+#: How much later than a search's deadline the wait may end (seconds).  The
+#: deadline kept on the driver's cancel scope is moved only when it would
+#: end the wait before the search's deadline or later than this after it:
+#: setting a trio deadline is the costliest single step of a ply
+#: (``bench/README.md`` §The match), and in fast games (small increments,
+#: where plies are many) successive deadlines move by a few milliseconds.
+#: 20 ms is below what a person notices and below trio's timer jitter on a
+#: loaded machine; it changes only when a silent engine's time forfeit is
+#: declared, never who loses it (a ``bestmove`` read late is judged by the
+#: clock, and is a time forfeit too: specs/match.md §Clocks).
+DEADLINE_SLACK = 0.020
 
 #: The time control when neither the match nor an engine names one.
 DEFAULT_TC = "10+0.1"
@@ -112,7 +124,9 @@ class _Driver:
         Kept for speed (one seam, ``bench/README.md`` §The match): the
         deadlines are set on one cancel scope that serves searches until one
         of them is cancelled (a deadline passed, or an engine faulted:
-        :meth:`interrupt`), rather than a scope per search.
+        :meth:`interrupt`), rather than a scope per search, and the scope's
+        deadline is moved only when it is not within :data:`DEADLINE_SLACK`
+        after the search's.
 
         A remote engine's search is waited for longer by its lag allowance
         (the most its lag quota can take off the time it is charged), so
@@ -131,12 +145,14 @@ class _Driver:
                 go = action
                 engine = self.players[go.color].engine
                 self._started = before = now
-                scope.deadline = deadline = before + go.seconds
+                due = before + go.seconds
+                if not due <= deadline <= due + DEADLINE_SLACK:
+                    scope.deadline = deadline = due + DEADLINE_SLACK
                 reply: Answer | None = None
                 try:
                     self._started = await engine.go(go.position, go.limits, go.mover_is_p1)
                     if (lag := self._lag[go.color]) is not None:  # read once the go went
-                        scope.deadline = self._started + go.seconds + lag()
+                        scope.deadline = deadline = self._started + go.seconds + lag() + DEADLINE_SLACK
                     self._record()  # the previous ply, while this engine thinks
                     reply = await engine.wait_bestmove()
                 except EngineFaultError:
