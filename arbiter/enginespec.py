@@ -109,6 +109,9 @@ def _no_nul(config: EngineConfig, where: str) -> EngineConfig:
 
 #: a SPEC ``remote:NAME``: an engine that connects over the wire (``arbiter connect``)
 REMOTE_PREFIX = "remote:"
+#: seconds a run waits for its remote engines by default (``--wait-engines``):
+#: time to start ``arbiter connect`` on another machine by hand
+DEFAULT_WAIT_ENGINES = 120.0
 
 
 def parse_engine_spec(spec: str, engines: dict[str, EngineConfig] | None = None,

@@ -25,7 +25,7 @@ from arbiter.config import (
     resumed,
 )
 from arbiter.engine import EngineStartError
-from arbiter.enginespec import REMOTE_PREFIX, parse_engine_spec
+from arbiter.enginespec import DEFAULT_WAIT_ENGINES, REMOTE_PREFIX, parse_engine_spec
 from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings, silence_stdout
 from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
 from arbiter.tournament import (
@@ -365,7 +365,7 @@ def tournament(
     plain: bool = typer.Option(False, "--plain", help="one line per game even on a terminal"),
     as_json: bool = typer.Option(False, "--json", help="print the final standings as JSON"),
     listen: str | None = typer.Option(None, "--listen", help="HOST:PORT where -e remote:NAME engines connect"),
-    wait_engines: float | None = typer.Option(None, "--wait-engines", help="seconds to wait for the remote engines (default 120)"),
+    wait_engines: float | None = typer.Option(None, "--wait-engines", help=f"seconds to wait for the remote engines (default {DEFAULT_WAIT_ENGINES:g})"),
     cluster: str | None = typer.Option(None, "--cluster", help="play the games on a Dask cluster: "
                                        "tls://host:port, or local:N worker processes here"),
     tls_ca: str | None = typer.Option(None, "--tls-ca", help="--cluster tls://: the CA certificate (PEM)"),
@@ -442,7 +442,7 @@ def match(
     plain: bool = typer.Option(False, "--plain", help="one line per game"),
     as_json: bool = typer.Option(False, "--json", help="final standings as JSON"),
     listen: str | None = typer.Option(None, "--listen", help="HOST:PORT where -e remote:NAME engines connect"),
-    wait_engines: float | None = typer.Option(None, "--wait-engines", help="seconds to wait for the remote engines (default 120)"),
+    wait_engines: float | None = typer.Option(None, "--wait-engines", help=f"seconds to wait for the remote engines (default {DEFAULT_WAIT_ENGINES:g})"),
     tls_cert: str | None = typer.Option(None, "--tls-cert", help="--listen: TLS, this side's certificate (PEM)"),
     tls_key: str | None = typer.Option(None, "--tls-key", help="--listen: TLS, its key (PEM)"),
     insecure: bool = typer.Option(False, "--insecure", help="--listen off loopback without TLS (tokens in clear)"),

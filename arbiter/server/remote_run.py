@@ -20,7 +20,7 @@ from typing import TypeVar
 import trio
 
 from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
-from arbiter.enginespec import REMOTE_PREFIX
+from arbiter.enginespec import DEFAULT_WAIT_ENGINES, REMOTE_PREFIX
 from arbiter.tokens import TokenStore
 
 from .listener import Listener, Log, Registry, Remote
@@ -28,9 +28,6 @@ from .listener import Listener, Log, Registry, Remote
 __all__ = ["REMOTE_PREFIX", "DEFAULT_WAIT_ENGINES", "RemoteWaitError", "RemoteEngines",
            "remote_name", "run_with_remotes"]
 
-#: seconds a run waits for its remote engines by default (``--wait-engines``):
-#: time to start ``arbiter connect`` on another machine by hand
-DEFAULT_WAIT_ENGINES = 120.0
 
 T = TypeVar("T")
 
