@@ -318,7 +318,8 @@ def test_import_that_fails_half_way_leaves_nothing(tmp_path, record_file):
     """In-process: the database refuses the 20th game; no tournament, no game
     is left, and the retry works."""
     from arbiter.cli.records import import_games
-    from arbiter.records import context_tags, parse_games, to_record
+    from arbiter.records import context_tags, parse_games
+    from arbiter.replay import to_record
 
     db = tmp_path / "target.db"
     text = record_file.read_text()

@@ -20,7 +20,7 @@ from cli import invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arbiter import records
+from arbiter import records, replay
 from arbiter.games import GAME_NAMES, Color, IllegalMoveError, get_game
 from arbiter.pgn import format_score, format_seconds, parse_move_comment, parse_score
 from arbiter.record import GameRecord, Ply, Score
@@ -156,9 +156,9 @@ def test_records_to_text_to_records_to_text_is_identical():
     assert len(parsed) == len(games)
     again = []
     for (record, _), game in zip(games, parsed, strict=False):
-        report = records.replay(game)
+        report = replay.replay(game)
         assert report.ok, report.error
-        back = records.to_record(game)
+        back = replay.to_record(game)
         assert essentials(back) == essentials(record)
         again.append((back, records.context_tags(game)))
     assert records.write_games(again) == text
@@ -202,7 +202,7 @@ def test_any_name_survives_and_any_detail_stays_inside_its_comment(name, detail)
     text = records.write_game(record, {"Event": name})
     [game] = records.parse_games(text, "x")
     assert game.tags["White"] == name and game.tags["Event"] == name
-    assert records.to_record(game).termination_detail == records.comment_text(detail)
+    assert replay.to_record(game).termination_detail == records.comment_text(detail)
     [(back, tags)] = records.parse_jsonl(records.write_jsonl([(record, {"Event": name})]), "x")
     assert back.white == name and back.termination_detail == detail and tags["Event"] == name
 
@@ -234,7 +234,7 @@ def test_hand_written_games_replay_and_read_as_written():
     """specs/records.md §5: optional numbers and comments, ;, %, NAGs, !?,
     variations skipped, upper case moves, FEN, PGN's "normal", and *."""
     games = records.parse_games(HANDWRITTEN.read_text(), str(HANDWRITTEN))
-    reports = [records.replay(game) for game in games]
+    reports = [replay.replay(game) for game in games]
     assert [r.ok for r in reports] == [True] * 5, [r.error for r in reports]
     assert [r.game for r in reports] == ["troll", "morris", "talisman", "atoll", "troll"]
     assert [r.skipped_variations for r in reports] == [1, 1, 0, 0, 0]
@@ -245,20 +245,20 @@ def test_hand_written_games_replay_and_read_as_written():
     final = get_game("troll").position(None, [m.text.lower() for m in troll.moves])
     outcome = final.outcome()
     assert reports[0].final_fen == final.fen() and outcome is not None and outcome.result == "1-0"
-    morris = records.to_record(games[1])
+    morris = replay.to_record(games[1])
     assert morris.fen == "3/3/3/B1W3/2W/2B/3 w 7 7 0 4" and morris.termination == "blocked"
     assert (morris.moves[0].score, morris.moves[0].depth, morris.moves[0].time_ms) == ("cp 35", 4, 1500)
     assert morris.moves[2].time_ms == 0 and morris.moves[2].score is None  # no comment
-    talisman = records.to_record(games[2])
+    talisman = replay.to_record(games[2])
     assert talisman.opening_moves == ["B", "C"] and talisman.termination == "cannot-catch-up"
     assert talisman.black == 'random "the" \\ mover'
     assert (talisman.moves[0].score, talisman.moves[0].depth) == ("mate 3", 12)
     assert (talisman.moves[3].score, talisman.moves[3].depth, talisman.moves[3].time_ms) == (
         "winprob 1e-05", 3, 2500)  # a comment broken over two lines
-    assert records.to_record(games[3]).moves[1].move == "swap"
+    assert replay.to_record(games[3]).moves[1].move == "swap"
     assert reports[4].result == "*"
     with pytest.raises(ValueError, match=r"game 5: an unfinished game \(\*\) is not a record"):
-        records.to_record(games[4])
+        replay.to_record(games[4])
 
 
 def illegal_reason(name: str, fen: str | None, moves: list[str], bad: str) -> str:
@@ -324,7 +324,7 @@ def test_unclosed_comment_or_variation_does_not_swallow_the_next_game():
         "f.pgn:9: game 2: variation '(' never closed before the next game's tags (line 11)",
     ]
     assert isinstance(items[2], records.ParsedGame)
-    assert records.replay(items[2]).ok and items[2].number == 3
+    assert replay.replay(items[2]).ok and items[2].number == 3
 
 
 @pytest.mark.parametrize("text, message", [
@@ -353,7 +353,7 @@ def test_syntax_errors_name_file_line_and_game(text, message):
 def test_arbitrary_text_gives_verdicts_not_exceptions(text):
     for item in records.read_games(text, "fuzz.pgn"):
         if isinstance(item, records.ParsedGame):
-            report = records.replay(item)
+            report = replay.replay(item)
             assert report.ok or (report.error is not None and report.error.startswith("fuzz.pgn:"))
         else:
             assert str(item).startswith("fuzz.pgn:")
@@ -367,9 +367,9 @@ def game_text(name: str, moves: str, result: str, termination: str) -> str:
             f"{moves} {result}\n")
 
 
-def verdict(text: str) -> records.ReplayReport:
+def verdict(text: str) -> replay.ReplayReport:
     [game] = records.parse_games(text, "t.pgn")
-    return records.replay(game)
+    return replay.replay(game)
 
 
 def test_match_endings_check_the_loser_and_that_the_rules_had_not_ended_the_game():
@@ -543,10 +543,10 @@ def test_position_string_is_in_start_position_and_the_old_fen_form_still_reads()
     assert "[FEN " not in text and "[SetUp " not in text
     old = text.replace("[StartPosition ", '[SetUp "1"]\n[FEN ')
     [game] = records.parse_games(old, "old.pgn")
-    assert records.replay(game).ok and records.to_record(game).fen == record.fen
-    assert records.write_game(records.to_record(game), records.context_tags(game)) == text
+    assert replay.replay(game).ok and replay.to_record(game).fen == record.fen
+    assert records.write_game(replay.to_record(game), records.context_tags(game)) == text
     both = text.replace("[StartPosition ", f'[FEN "{record.fen}"]\n[StartPosition ')
-    report = records.replay(records.parse_games(both, "both.pgn")[0])
+    report = replay.replay(records.parse_games(both, "both.pgn")[0])
     assert not report.ok and report.error is not None
     assert "StartPosition (line" in report.error and "give one" in report.error
 
@@ -561,13 +561,13 @@ def test_time_controls_keep_our_form_beside_pgns():
                  '[WhiteArbiterTimeControl "st=2"]', '[BlackArbiterTimeControl "0.5+0.05"]'):
         assert line in text
     [game] = records.parse_games(text, "x")
-    assert records.to_record(game).time_control == record.time_control
+    assert replay.to_record(game).time_control == record.time_control
     record.time_control = {"white": "depth=3", "black": "depth=3"}
     text = records.write_game(record)
     assert '[TimeControl "-"]' in text and '[ArbiterTimeControl "depth=3"]' in text
     old = text.replace('[TimeControl "-"]\n[ArbiterTimeControl "depth=3"]', '[TimeControl "depth=3"]')
     [game] = records.parse_games(old, "old.pgn")
-    assert records.to_record(game).time_control == record.time_control
+    assert replay.to_record(game).time_control == record.time_control
     record.time_control = {}
     assert '[TimeControl "?"]' in records.write_game(record)
     assert "ArbiterTimeControl" not in records.write_game(record)
@@ -580,8 +580,8 @@ def test_every_game_ends_with_a_blank_line_so_files_concatenate(tmp_path):
     first, second = records.write_games(games[:3]), records.write_games(games[3:])
     assert first.endswith("1-0\n\n") or first.endswith("0-1\n\n") or first.endswith("2\n\n")
     both = records.parse_games(first + second, "both.pgn")
-    assert [records.to_record(g).to_dict() for g in both] == [
-        records.to_record(g).to_dict() for g in records.parse_games(records.write_games(games), "x")]
+    assert [replay.to_record(g).to_dict() for g in both] == [
+        replay.to_record(g).to_dict() for g in records.parse_games(records.write_games(games), "x")]
     old = tmp_path / "old.pgn"
     old.write_text(first.rstrip("\n") + "\n")  # the old form: no blank line at the end
     records.append_game(old, *games[3])
@@ -661,9 +661,9 @@ def test_files_read_from_disk_give_the_verdicts_of_their_text():
     from arbiter.recordfile import file_games
 
     for path in (HANDWRITTEN, BAD_GAMES):
-        from_disk = [str(i) if isinstance(i, records.RecordSyntaxError) else records.replay(i).summary()
+        from_disk = [str(i) if isinstance(i, records.RecordSyntaxError) else replay.replay(i).summary()
                      for i in file_games(str(path))]
-        from_text = [str(i) if isinstance(i, records.RecordSyntaxError) else records.replay(i).summary()
+        from_text = [str(i) if isinstance(i, records.RecordSyntaxError) else replay.replay(i).summary()
                      for i in records.read_games(path.read_text(), str(path))]
         assert from_disk == from_text and len(from_disk) >= 5
 

@@ -23,7 +23,9 @@ from arbiter.games import Position
 from arbiter.record import GameRecord
 from arbiter.record_import import ImportedGame, Importer
 from arbiter.recordfile import RecordFileError, check_file, file_games
-from arbiter.records import ParsedGame, RecordSyntaxError, ReplayReport, export_tags
+from arbiter.records import ParsedGame, RecordSyntaxError, export_tags
+from arbiter.replay import ReplayReport, position_at, syntax_report, to_record
+from arbiter.replay import replay as replay_game
 from arbiter.store import DEFAULT_DB, Store, StoreError, explain
 
 from .app import app, fail
@@ -53,9 +55,9 @@ def check_games(path: str) -> Iterator[tuple[ReplayReport, ParsedGame | None]]:
     """The referee's verdict on every game of a file, one at a time."""
     for item in games_of(path):
         if isinstance(item, RecordSyntaxError):
-            yield records.syntax_report(item), None
+            yield syntax_report(item), None
         else:
-            yield records.replay(item), item
+            yield replay_game(item), item
 
 
 # --- export ----------------------------------------------------------------------------
@@ -230,7 +232,7 @@ def show(
     if ply is not None and ply < 0:
         fail(f"--ply must be >= 0, not {ply}")
     try:
-        position = records.position_at(item, ply)
+        position = position_at(item, ply)
     except ValueError as exc:
         fail(str(exc))
     shown = len(item.moves) if ply is None else ply
@@ -284,7 +286,7 @@ def _good_games(path: str, hasher: Any, errors: list[int] | None) -> Iterator[Im
             problem = str(item)
         else:
             try:
-                yield (item.number, records.to_record(item), records.context_tags(item),
+                yield (item.number, to_record(item), records.context_tags(item),
                        item.source_tournament)
                 continue
             except ValueError as exc:
