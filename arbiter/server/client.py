@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts
-from arbiter.engine.socket_transport import close_stream, write_now
+from arbiter.engine.streams import close_stream, write_now
 from arbiter.server.relay import Relay, say
 from arbiter.server.relay_loop import SocketLoop
 from protocol import wire
