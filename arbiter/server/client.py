@@ -60,7 +60,7 @@ class _Client:
         self.conn = WireConnection(Role.CLIENT)
         self.relay = Relay(self.conn)
         self._lock = trio.Lock()  # bytes from several tasks, each write whole and in order
-        self._last_sent = trio.current_time()
+        self.last_sent = trio.current_time()  # when the last write from the trio side went
         #: bytes the relay loop left unwritten, to go before the close
         self.unsent = b""
 
@@ -71,12 +71,12 @@ class _Client:
         if not self._lock.locked():
             sent = write_now(self.stream, data)
             if sent == len(data):
-                self._last_sent = trio.current_time()
+                self.last_sent = trio.current_time()
                 return
             data = data[sent:]
         async with self._lock:
             await self.stream.send_all(data)
-            self._last_sent = trio.current_time()
+            self.last_sent = trio.current_time()
 
     async def receive(self) -> wire.Frame:
         """The next frame from the server; :class:`WireError` if it breaks the wire."""
@@ -243,8 +243,8 @@ class _StreamRelay:
     async def heartbeat(self) -> None:
         client = self.client
         while True:
-            await trio.sleep_until(client._last_sent + wire.HEARTBEAT_INTERVAL)
-            if trio.current_time() >= client._last_sent + wire.HEARTBEAT_INTERVAL:
+            await trio.sleep_until(client.last_sent + wire.HEARTBEAT_INTERVAL)
+            if trio.current_time() >= client.last_sent + wire.HEARTBEAT_INTERVAL:
                 await client.send(self.relay.heartbeat())
 
 
