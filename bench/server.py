@@ -17,7 +17,8 @@ server holding many connections.
 
 Options of the overhead part: ``--tls`` (the remote engines over TLS, a
 test authority from ``trustme``); ``--steps`` (trio task steps and scheduler
-passes per ply in this process, per frame in each client); ``--only pipe|remote``;
+passes per ply in this process; per frame in each client, with the poll
+wake-ups of its plain TCP relay loop); ``--only pipe|remote``;
 ``--floor`` (first the three-process path in bare blocking Python: a pipe
 round trip to the engine, the same through a bare relay process over
 loopback TCP, and through a real ``arbiter connect`` with this side bare);
@@ -40,7 +41,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from functools import partial
 
 import trio
 
@@ -237,18 +237,24 @@ def _report(options: Options, plies: int, figures: dict[str, list[float]], said:
 
 def counted_client(args: list[str]) -> None:
     """``arbiter connect`` with a scheduler count, printed per lines frame
-    received when it is interrupted (``--steps``, ``--instructions``)."""
+    received when it is interrupted (``--steps``): trio's task steps and
+    passes (the handshake, the engine's process; on TLS the relay too) and
+    the poll wake-ups of the plain TCP relay loop (``SocketLoop``, a thread
+    of its own)."""
+    import signal
     import ssl
 
     from arbiter.enginespec import parse_engine_spec
     from arbiter.server import client as client_module
+    from arbiter.server.relay_loop import SocketLoop
 
     address, _, token, _, spec, *rest = args
     host, port = address.rsplit(":", 1)
     tls = ssl.create_default_context(cafile=rest[1]) if rest else None
     steps = Steps()
-    frames = [0]
+    frames, wakeups = [0], [0]
     receive = client_module.WireConnection.next_event
+    run = SocketLoop.run
 
     def next_event(self):  # counts the server's lines frames (one per ply sent to the engine)
         event = receive(self)
@@ -256,15 +262,32 @@ def counted_client(args: list[str]) -> None:
             frames[0] += 1
         return event
 
+    def counted_run(self: SocketLoop) -> None:
+        try:
+            run(self)
+        finally:
+            wakeups[0] += self.wakeups
+
     client_module.WireConnection.next_event = next_event  # type: ignore[method-assign]
-    try:
-        trio.run(partial(client_module.connect, host, int(port), token, parse_engine_spec(spec),
-                         tls=tls), instruments=[steps])
-    except KeyboardInterrupt:
-        pass
-    print(f"{steps.steps / max(frames[0], 1):.1f} task steps, "
-          f"{steps.passes / max(frames[0], 1):.1f} scheduler passes per lines frame "
-          f"({frames[0]} frames)", flush=True)
+    SocketLoop.run = counted_run  # type: ignore[method-assign]
+
+    async def main() -> None:  # Ctrl-C cancels, as run_interruptible does for arbiter connect
+        async with trio.open_nursery() as nursery:
+            async def watch(task_status=trio.TASK_STATUS_IGNORED) -> None:
+                with trio.open_signal_receiver(signal.SIGINT) as signals:
+                    task_status.started()
+                    async for _ in signals:
+                        nursery.cancel_scope.cancel()
+
+            await nursery.start(watch)
+            await client_module.connect(host, int(port), token, parse_engine_spec(spec), tls=tls)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, instruments=[steps])
+    count = max(frames[0], 1)
+    print(f"{steps.steps / count:.1f} task steps, {steps.passes / count:.1f} scheduler passes, "
+          f"{wakeups[0] / count:.1f} relay loop wake-ups per lines frame ({frames[0]} frames)",
+          flush=True)
 
 
 # --------------------------------------------------------------------------

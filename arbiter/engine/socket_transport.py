@@ -24,10 +24,13 @@ connection is served whoever waits on the engine:
   the caller's time;
 - a **keeper** sends heartbeats and, while a game is on, clock syncs.
 
-Clock fairness lives here (``specs/wire.md`` §Clock fairness): the time a
-``bestmove`` is credited with (``Received.time``) is the server's measured
-time less the lag compensation of the game's :class:`~protocol.wire.LagQuota`;
-each such move's round trip and compensation are kept in :attr:`lag`.
+Clock fairness (``specs/wire.md`` §Clock fairness): the time a ``bestmove``
+is credited with (``Received.time``) is the server's measured time less the
+lag compensation of the game's :class:`~protocol.wire.LagQuota`; each such
+move's round trip and compensation are kept in :attr:`lag`.  The rules'
+state, and what a resume tells a fresh engine, is
+:class:`~arbiter.engine.remote_session.RemoteSession` (pure, from the lines
+sent); this module moves the bytes.
 
 Disconnects (``specs/wire.md`` §Disconnect and resume): when the stream drops
 without a ``close`` and :attr:`hold` says so (a game is on), the transport
@@ -44,16 +47,14 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from arbiter.engine.process import IOLog
+from arbiter.engine.remote_session import RemoteSession
+from arbiter.engine.streams import CLOSE_SEND_TIMEOUT, CLOSED_ERRORS, close_stream, write_now
 from arbiter.engine.transport import End, Received, TransportClosed
 from protocol import wire
-from protocol.wire import NEED_DATA, FrameRate, LagQuota, WireConnection, WireError, WireState
+from protocol.wire import NEED_DATA, FrameRate, WireConnection, WireError, WireState
 
-__all__ = ["SocketTransport", "close_stream", "write_now"]
+__all__ = ["SocketTransport", "CLOSE_SEND_TIMEOUT", "close_stream", "write_now"]
 
-#: how long a closing transport waits to hand its last frames (``close``) to
-#: the stream (seconds): the reason is a courtesy; a peer that does not read
-#: must not hold the transport
-CLOSE_SEND_TIMEOUT = 1.0
 #: a write that has not gone through after this many seconds: the peer does
 #: not read (the same patience as for a peer that sends nothing)
 SEND_STALL_TIMEOUT = wire.IDLE_TIMEOUT
@@ -66,7 +67,6 @@ MAX_INBOX_BYTES = 4 * wire.MAX_FRAME_BYTES
 RESUME_HANDSHAKE_TIMEOUT = wire.HANDSHAKE_TIMEOUT
 
 _ENDS = {"closed": End.CLOSED, "overlong": End.OVERLONG}
-_CLOSED_ERRORS = (trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
 
 class _Dropped(Exception):
@@ -113,34 +113,34 @@ class SocketTransport:
         self._sync_seq = 0
         self._sync_at: float | None = None  # when the outstanding sync went
         self._game_on = False  # a go went since the last sync
-        # the game's clock fairness (reset by uginewgame)
-        self._quota: LagQuota | None = None
-        self._quota_known = False  # the game's first go has been looked at
-        self._go_at: float | None = None  # when the search in progress was handed over
-        self._search: list[str] = []  # its position and go lines, replayed after a resume
-        self._moves = 0  # plies of its position line
-        self._games = 0
-        # what a fresh engine is told again after a resume: the options set
-        # (by the text before " value ": one line per option, so bounded),
-        # and whether an isready waits for its readyok (a game's start)
-        self._options: dict[str, str] = {}
-        self._ready_asked = False
-        #: whether this engine plays p1 in its game (set by whoever seats it;
-        #: None: not known): a resumed search's go then gives back the time
-        #: away on its own clock only
-        self.plays_p1: bool | None = None
+        #: the engine's session as the lines it was sent tell it (clock fairness, resume)
+        self.session_state = RemoteSession()
         #: the engine's think time (ms) the client reported with its last bestmove
         self.think: int | None = None
         #: the last round trip measured by sync (seconds), None before one
         self.rtt: float | None = None
-        #: per bestmove of the game: (round trip ms or None, compensation ms)
-        self.lag: list[tuple[int | None, int]] = []
         #: says whether a drop should wait for a reconnect (None: never)
         self.hold: Callable[[], bool] | None = None
         #: the transport waits for a reconnect since this time (None: attached)
         self.detached_since: float | None = None
         #: session of the connection's welcome (a reconnect names it)
         self.session = ""
+
+    @property
+    def plays_p1(self) -> bool | None:
+        """Whether this engine plays p1 in its game (None: not known; set by
+        whoever seats it): a resumed search gives back the time away on its
+        own clock only."""
+        return self.session_state.plays_p1
+
+    @plays_p1.setter
+    def plays_p1(self, value: bool | None) -> None:
+        self.session_state.plays_p1 = value
+
+    @property
+    def lag(self) -> list[tuple[int | None, int]]:
+        """Per bestmove of the game: (round trip ms or None, compensation ms)."""
+        return self.session_state.lag
 
     # -- the Transport protocol ---------------------------------------------------------
 
@@ -159,9 +159,10 @@ class SocketTransport:
         if self._log is not None:
             for line in lines:
                 self._log.write(">", line)
-        self._watch(lines)
+        if self.session_state.sent(lines, trio.current_time()):
+            self._game_on = True
         if self.detached_since is not None:
-            return  # kept in _search if it matters; replayed by the resume
+            return  # kept by the session state if it matters; replayed by the resume
         try:
             self._queue(*wire.lines_frames(lines))
         except wire.LocalWireError:
@@ -190,8 +191,7 @@ class SocketTransport:
         """The most the lag quota can take off the search in progress
         (seconds; 0 without a quota or a search): the match waits that much
         past the clock's deadline for its bestmove (specs/wire.md §Clock fairness)."""
-        quota = self._quota
-        return quota.quota if quota is not None and self._go_at is not None else 0.0
+        return self.session_state.lag_allowance()
 
     @property
     def detached(self) -> bool:
@@ -327,7 +327,7 @@ class SocketTransport:
             if fd is None:
                 try:
                     return await self._stream.receive_some(wire.READ_CHUNK)
-                except _CLOSED_ERRORS:
+                except CLOSED_ERRORS:
                     return b""
             while True:
                 try:
@@ -467,7 +467,7 @@ class SocketTransport:
                 with scope:
                     try:
                         await self._stream.send_all(data)
-                    except _CLOSED_ERRORS:
+                    except CLOSED_ERRORS:
                         if self._closing:
                             return
                         raise _Dropped("dropped the connection without a close") from None
@@ -516,7 +516,7 @@ class SocketTransport:
         with trio.move_on_after(CLOSE_SEND_TIMEOUT):
             try:
                 await self._stream.send_all(data)
-            except _CLOSED_ERRORS:
+            except CLOSED_ERRORS:
                 pass
 
     # -- disconnect and resume ------------------------------------------------------------
@@ -537,13 +537,14 @@ class SocketTransport:
         answered (these lines are the transport's, not the conversation's);
         then the conversation's ``isready`` if it waits for a ``readyok``
         (a drop at a game's start), and the search in progress replayed."""
+        state = self.session_state
         self._resuming = True
         try:
-            self._queue(wire.Resume(f"{self.session}-{self._games}"[:wire.MAX_ID_CHARS],
-                                    self._moves))
+            self._queue(wire.Resume(f"{self.session}-{state.games}"[:wire.MAX_ID_CHARS],
+                                    state.moves))
             with trio.move_on_after(RESUME_HANDSHAKE_TIMEOUT) as scope:
                 await self._exchange("ugi", "ugiok")
-                setup = [*self._options.values(), *(["uginewgame"] if self._games else [])]
+                setup = state.setup_lines()
                 if setup:
                     self._queue(*wire.lines_frames(setup))
                 await self._exchange("isready", "readyok")
@@ -553,10 +554,11 @@ class SocketTransport:
                 return
         finally:
             self._resuming = False
-        if self._ready_asked:  # the conversation's isready (a game's start): its readyok is the engine's
+        if state.ready_asked:  # the conversation's isready (a game's start): its readyok is the engine's
             self._queue(wire.Lines(["isready"]))
-        if self._go_at is not None and self._search:
-            self._queue(*wire.lines_frames(self._replayed_search()))
+        search = state.replayed_search(trio.current_time())
+        if search:
+            self._queue(*wire.lines_frames(search))
 
     async def _exchange(self, ask: str, answer: str) -> None:
         self._resume_lines: list[str] = []
@@ -566,54 +568,12 @@ class SocketTransport:
             await self._resume_event.wait()
             self._resume_event = trio.Event()
 
-    def _replayed_search(self) -> list[str]:
-        """The search's position and go lines, the mover's time in the go
-        less the time since it first went (its clock ran meanwhile, the
-        other's did not): ``p1time`` or ``p2time`` by :attr:`plays_p1`; both
-        when that is not known."""
-        assert self._go_at is not None
-        spent = round((trio.current_time() - self._go_at) * 1000)
-        lines = list(self._search)
-        words = lines[-1].split()
-        mover = ("p1time", "p2time") if self.plays_p1 is None else \
-            ("p1time",) if self.plays_p1 else ("p2time",)
-        for index, word in enumerate(words[:-1]):
-            if word in mover and words[index + 1].isdigit():
-                words[index + 1] = str(max(int(words[index + 1]) - spent, 1))
-        lines[-1] = " ".join(words)
-        return lines
-
     # -- inside ----------------------------------------------------------------------------
 
     _resuming = False
     _scope: trio.CancelScope | None = None
     _resume_lines: list[str]
     _resume_event: trio.Event
-
-    def _watch(self, lines: list[str]) -> None:
-        """What the engine is sent, as the clock's fairness and a resume
-        need it: a new game resets the quota; a ``go`` starts a search (its
-        time control sets the quota at the game's first); the options set
-        and an ``isready`` not answered yet are told a fresh engine again."""
-        for line in lines:
-            if line == "uginewgame":
-                self._quota, self._quota_known, self.lag = None, False, []
-                self._go_at, self._search, self._games = None, [], self._games + 1
-            elif line.startswith("position"):
-                self._search = [line]
-                _, _, moves = line.partition(" moves ")
-                self._moves = len(moves.split())
-            elif line.startswith("go"):
-                if not self._quota_known:
-                    self._quota_known = True
-                    self._quota = _quota_of(line)
-                self._search.append(line)
-                self._go_at = trio.current_time()
-                self._game_on = True
-            elif line == "isready":
-                self._ready_asked = True
-            elif line.startswith("setoption"):
-                self._options[line.partition(" value ")[0]] = line
 
     def _arrive(self, frame: wire.Lines, now: float) -> None:
         lines = frame.lines
@@ -622,12 +582,12 @@ class SocketTransport:
             self._resume_event.set()
             return
         credited = now
-        if self._ready_asked and "readyok" in lines:
-            self._ready_asked = False
+        state = self.session_state
+        state.answered(lines)
         if frame.think is not None:
             self.think = frame.think
-        if self._go_at is not None and any(line.startswith("bestmove") for line in lines):
-            credited = self._credit(now, frame.think)
+        if state.ends_search(lines):
+            credited = state.credit(now, frame.think, self.rtt)
         size = sum(len(line) for line in lines)
         if self._inbox_bytes + size > MAX_INBOX_BYTES:
             self._end(f"sent over {MAX_INBOX_BYTES} bytes of lines nobody asked for",
@@ -635,19 +595,6 @@ class SocketTransport:
             return
         self._inbox_bytes += size
         self._push((lines, credited, None))
-
-    def _credit(self, now: float, think_ms: int | None) -> float:
-        """The time a bestmove read at ``now`` is credited with: the search's
-        measured time less the lag compensation (specs/wire.md §Clock fairness)."""
-        assert self._go_at is not None
-        elapsed = now - self._go_at
-        comp = 0.0
-        if self._quota is not None:
-            _, comp = self._quota.charge(elapsed, None if think_ms is None else think_ms / 1000)
-        rtt = None if self.rtt is None else round(self.rtt * 1000)
-        self.lag.append((rtt, round(comp * 1000)))
-        self._go_at, self._search = None, []
-        return now - comp
 
     def _push(self, received: Received) -> None:
         if self._log is not None:
@@ -700,49 +647,3 @@ class SocketTransport:
         if self._scope is not None:  # the last frames get a bounded time, a stuck write none more
             self._scope.deadline = min(self._scope.deadline,
                                        trio.current_time() + CLOSE_SEND_TIMEOUT)
-
-
-def write_now(stream: trio.abc.Stream, data: bytes) -> int:
-    """Bytes of ``data`` written at once to a plain TCP ``stream`` (its
-    socket is non-blocking), without waiting; 0 for any other stream or
-    when the socket is full or broken (the writer task then deals with it).
-
-    Kept for speed (one seam, as ``PipeTransport`` writes its pipe): the
-    usual frame goes out in the sender's own step, not one scheduler pass
-    later in the writer's (``bench/README.md`` §The match server)."""
-    if type(stream) is not trio.SocketStream:
-        return 0
-    try:
-        return os.write(stream.socket.fileno(), data)
-    except OSError:  # BlockingIOError (full) or a broken connection
-        return 0
-
-
-def _quota_of(go: str) -> LagQuota | None:
-    """The lag quota of a game whose first ``go`` line is ``go``: its time
-    control read from the clock fields (the larger side's time as the base,
-    the larger increment); None for a search without a clock."""
-    words = go.split()
-    values: dict[str, int] = {}
-    for index, word in enumerate(words[:-1]):
-        if word in ("p1time", "p2time", "p1inc", "p2inc") and words[index + 1].isdigit():
-            values[word] = int(words[index + 1])
-    if "p1time" not in values and "p2time" not in values:
-        return None
-    base = max(values.get("p1time", 0), values.get("p2time", 0)) / 1000
-    increment = max(values.get("p1inc", 0), values.get("p2inc", 0)) / 1000
-    return LagQuota(base, increment)
-
-
-async def close_stream(stream: trio.abc.Stream) -> None:
-    """Close ``stream``, even when cancelled, within :data:`CLOSE_SEND_TIMEOUT`
-    (a TLS stream's goodbye is a write, which a peer that does not read blocks);
-    past it, forcefully."""
-    with trio.CancelScope(shield=True):
-        with trio.move_on_after(CLOSE_SEND_TIMEOUT) as scope:
-            try:
-                await stream.aclose()
-            except _CLOSED_ERRORS:
-                pass
-        if scope.cancelled_caught:
-            await trio.aclose_forcefully(stream)

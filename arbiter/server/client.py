@@ -8,25 +8,42 @@ the command is stopped: the engine's output as ``lines`` frames (with
 ``bestmove`` read, on this machine: ``specs/wire.md`` §Clock fairness), the
 server's ``lines`` to the engine's input.  Heartbeats go out every
 :data:`~protocol.wire.HEARTBEAT_INTERVAL`; a ``sync`` is answered at once.
+
+What is relayed is decided in one place, :class:`~arbiter.server.relay.Relay`
+(bytes in, bytes out); two loops drive it:
+
+- a plain TCP connection: :class:`~arbiter.server.relay_loop.SocketLoop`,
+  one blocking ``poll`` loop in a thread (``trio.to_thread.run_sync``) over
+  the socket and the engine's pipes, without trio's scheduler on the hot
+  path (``bench/README.md`` §`server.py`); the trio side wakes it when the
+  command is cancelled and when the engine exits;
+- a TLS connection: trio tasks (:class:`_StreamRelay`), since an
+  ``SSLStream`` is trio's to read and write.
+
+Both keep the engine's process, the handshake, the reconnects and the
+``close`` on the trio side.
 """
 
 from __future__ import annotations
 
 import os
 import ssl
-import sys
 from collections.abc import Awaitable, Callable
 
 import trio
 
 from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts
-from arbiter.engine.socket_transport import close_stream, write_now
+from arbiter.engine.streams import close_stream, write_now
+from arbiter.server.relay import Relay, say
+from arbiter.server.relay_loop import SocketLoop
 from protocol import wire
-from protocol.codec import LineSplitter
-from protocol.errors import ProtocolError
 from protocol.wire import NEED_DATA, Role, WireConnection, WireError
 
 __all__ = ["ConnectError", "connect"]
+
+#: how long the client's ``close`` may take to go out (seconds): the reason
+#: is a courtesy; a server that does not read must not hold the client
+CLOSE_TIMEOUT = 1.0
 
 
 class ConnectError(Exception):
@@ -34,37 +51,32 @@ class ConnectError(Exception):
 
 
 class _Client:
-    """One connection's relay; every frame out goes through :meth:`send`."""
+    """One connection: its stream, its engine, its :class:`Relay`; every
+    write to the stream from the trio side goes through :meth:`send`."""
 
     def __init__(self, stream: trio.abc.Stream, process: EngineProcess):
         self.stream = stream
         self.process = process
         self.conn = WireConnection(Role.CLIENT)
-        #: the socket's descriptor when the stream is plain TCP (read directly)
-        self.fd: int | None = stream.socket.fileno() if type(stream) is trio.SocketStream else None
-        self._lock = trio.Lock()  # frames from three tasks, each written whole
-        self._go_at: float | None = None  # when the last go line was written to the engine
-        self._last_sent = trio.current_time()
-        self.ended: str | None = None  # why the relay ended
-        self.dropped: str | None = None  # why the connection dropped (a reconnect may follow)
+        self.relay = Relay(self.conn)
+        self._lock = trio.Lock()  # bytes from several tasks, each write whole and in order
+        self.last_sent = trio.current_time()  # when the last write from the trio side went
+        #: bytes the relay loop left unwritten, to go before the close
+        self.unsent = b""
 
-    async def send(self, frame: wire.Frame) -> None:
-        """Write ``frame`` whole: at once when the socket takes it (the usual
-        case, no scheduler pass), else through the stream under the lock."""
+    async def send(self, data: bytes) -> None:
+        """Write ``data`` whole: at once when a plain TCP socket takes it
+        (no scheduler pass), else through the stream under the lock (in the
+        order the callers came)."""
         if not self._lock.locked():
-            data = self.conn.send(frame)
             sent = write_now(self.stream, data)
             if sent == len(data):
-                self._last_sent = trio.current_time()
+                self.last_sent = trio.current_time()
                 return
-            async with self._lock:
-                await self.stream.send_all(data[sent:])
-                self._last_sent = trio.current_time()
-            return
+            data = data[sent:]
         async with self._lock:
-            data = self.conn.send(frame)
             await self.stream.send_all(data)
-            self._last_sent = trio.current_time()
+            self.last_sent = trio.current_time()
 
     async def receive(self) -> wire.Frame:
         """The next frame from the server; :class:`WireError` if it breaks the wire."""
@@ -72,29 +84,14 @@ class _Client:
             event = self.conn.next_event()
             if event is not NEED_DATA:
                 return event
-            self.conn.receive_data(await self._read())
-
-    async def _read(self) -> bytes | bytearray:
-        """The next bytes from the server (b"": the connection ended).  A
-        plain TCP socket is read in this task's own step (``wait_readable``
-        then one ``os.read``), without the extra scheduler pass of trio's
-        ``receive_some``; a TLS stream through the stream."""
-        if self.fd is None:
             try:
-                return await self.stream.receive_some(wire.READ_CHUNK)
+                data = await self.stream.receive_some(wire.READ_CHUNK)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                return b""
-        while True:
-            try:
-                await trio.lowlevel.wait_readable(self.fd)
-                return os.read(self.fd, wire.READ_CHUNK)
-            except BlockingIOError:
-                continue
-            except (trio.ClosedResourceError, OSError):
-                return b""
+                data = b""
+            self.conn.receive_data(data)
 
     async def handshake(self, hello: wire.Hello) -> None:
-        await self.send(hello)
+        await self.send(self.conn.send(hello))
         try:
             with trio.fail_after(wire.HANDSHAKE_TIMEOUT):
                 answer = await self.receive()
@@ -108,65 +105,128 @@ class _Client:
             raise ConnectError(f"closed by the server: {answer.reason}")
         assert isinstance(answer, wire.Welcome)  # the state allows nothing else
 
+    async def run(self) -> None:
+        """The relay, by the loop that fits the stream, until it is over."""
+        if type(self.stream) is trio.SocketStream:
+            await self._run_loop()
+        else:
+            await _StreamRelay(self).run()
+
+    async def _run_loop(self) -> None:
+        """The plain TCP relay: :class:`SocketLoop` in a thread; this task
+        wakes it when cancelled (it then returns soon) and passes it the
+        engine's exit (from the process's exit watch)."""
+        assert isinstance(self.stream, trio.SocketStream)
+        process = self.process
+        trio_process = process.process
+        assert trio_process is not None and trio_process.stdin is not None
+        assert trio_process.stdout is not None
+        loop = SocketLoop(self.relay, self.stream.socket.fileno(),
+                          trio_process.stdin.fileno(),  # type: ignore[attr-defined]  # trio's pipe streams have it
+                          trio_process.stdout.fileno(),  # type: ignore[attr-defined]
+                          process.timeouts.quit_grace)
+
+        async def exited() -> None:
+            loop.exited(process.exit_status())
+
+        process.on_exit = exited
+        status = process.exit_status()
+        if status is not None:  # it exited before: its watch may have told nobody
+            loop.exited(status)
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_stop_when_cancelled, loop)
+                await trio.to_thread.run_sync(loop.run)  # returns soon after stop()
+                nursery.cancel_scope.cancel()
+        finally:
+            process.on_exit = None
+            self.unsent = loop.unsent
+            loop.close()
+
+    async def close(self, reason: str) -> None:
+        """What the relay left unwritten and the ``close`` (unless the
+        server closed), within :data:`CLOSE_TIMEOUT`; then the stream."""
+        data = self.relay.close(reason)
+        if data:
+            with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_TIMEOUT):
+                try:
+                    await self.send(self.unsent + data)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    pass
+        await close_stream(self.stream)
+
+
+async def _stop_when_cancelled(loop: SocketLoop) -> None:
+    try:
+        await trio.sleep_forever()
+    finally:
+        loop.stop()
+
+
+class _StreamRelay:
+    """The relay over a trio stream (TLS): a task each for the server's
+    frames, the engine's output and the heartbeat; the first to end ends
+    the others."""
+
+    def __init__(self, client: _Client):
+        self.client = client
+        self.relay = client.relay
+
+    async def run(self) -> None:
+        async with trio.open_nursery() as nursery:
+            for task in (self.to_engine, self.from_engine, self.heartbeat):
+                nursery.start_soon(self._then_cancel, task, nursery.cancel_scope)
+
+    async def _then_cancel(self, task: Callable[[], Awaitable[None]],
+                           scope: trio.CancelScope) -> None:
+        """Run ``task``; when it returns, end the other tasks.  A write
+        that fails is a dropped connection."""
+        try:
+            await task()
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            self.relay.write_failed()
+        except wire.LocalWireError:
+            pass
+        scope.cancel()
+
     async def to_engine(self) -> None:
-        """The server's frames: lines to the engine, syncs answered, until a close.
-
-        Kept for speed (``bench/README.md`` §The match server): the lines of
-        every frame read at once go to the engine in one ``os.write``."""
-        stdin = self.process.process.stdin if self.process.process else None
+        """The server's frames: lines to the engine, syncs answered, until the end."""
+        process = self.client.process.process
+        stdin = process.stdin if process else None
         assert stdin is not None
-        conn = self.conn
+        relay, stream = self.relay, self.client.stream
+        to_engine, replies = relay.take_frames()  # what came with the welcome first
         while True:
-            out: list[str] = []
-            try:
-                while (frame := conn.next_event()) is not NEED_DATA:
-                    if isinstance(frame, wire.Lines):
-                        out += frame.lines
-                    elif not await self._control(frame):
-                        return
-                if out:
-                    if any(line.startswith("go") for line in out):
-                        self._go_at = trio.current_time()
-                    try:
-                        await _write_all(stdin, "".join(f"{line}\n" for line in out).encode())
-                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                        self.ended = "the engine closed its input"
-                        return
-                with trio.move_on_after(wire.IDLE_TIMEOUT):
-                    conn.receive_data(await self._read())
-                    continue
-                self.dropped = f"the server was silent for {wire.IDLE_TIMEOUT:g} s"
+            if replies:
+                await self.client.send(replies)
+            if to_engine:
+                try:
+                    await _write_all(stdin, to_engine)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    relay.input_closed()
+                    return
+            if relay.over:
                 return
-            except WireError as exc:
-                if "without a close" in exc.reason or "inside a frame" in exc.reason:
-                    self.dropped = f"the connection dropped ({exc.reason})"
-                else:
-                    self.ended = f"the server broke the wire ({exc.reason})"
-                return
-
-    async def _control(self, frame: wire.Frame) -> bool:
-        """A frame of the server's other than lines; False once it closed."""
-        if isinstance(frame, wire.Sync):
-            await self.send(wire.Sync(frame.seq))
-        elif isinstance(frame, wire.Resume):
-            _say(f"resuming game {frame.game} at ply {frame.ply}")
-        elif isinstance(frame, wire.GameOver):
-            _say(f"game {frame.game}: {frame.result} ({frame.termination})")
-        elif isinstance(frame, wire.Close):
-            self.ended = f"the server closed the connection ({frame.reason})"
-            return False
-        return True
+            with trio.move_on_after(wire.IDLE_TIMEOUT):
+                try:
+                    data = await stream.receive_some(wire.READ_CHUNK)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    data = b""
+                to_engine, replies = relay.server_data(data)
+                continue
+            relay.silent()
+            return
 
     async def from_engine(self) -> None:
         """The engine's output as ``lines`` frames, then its ``eof``: each
         chunk read (``wait_readable`` then one ``os.read``, no extra
-        scheduler pass) is one frame, written at once."""
-        stdout = self.process.process.stdout if self.process.process else None
+        scheduler pass) is one write."""
+        process = self.client.process
+        stdout = process.process.stdout if process.process else None
         assert stdout is not None
         fd: int = stdout.fileno()  # type: ignore[attr-defined]  # trio's pipe streams have it
-        splitter = LineSplitter()
-        reason = "closed"
-        while True:
+        relay = self.relay
+        while relay.output_end is None:
             try:
                 await trio.lowlevel.wait_readable(fd)
                 data = os.read(fd, wire.READ_CHUNK)
@@ -174,41 +234,18 @@ class _Client:
                 continue
             except (trio.ClosedResourceError, OSError):
                 data = b""
-            if not data:
-                break
-            try:
-                lines = splitter.feed(data)
-            except ProtocolError:
-                reason = "overlong"
-                break
-            if lines:
-                await self.send_lines(lines)
-        status = await self.process.wait_exit(self.process.timeouts.quit_grace)
-        await self.send(wire.Eof(reason, status or "closed its output"))
-        self.ended = f"the engine {status or 'closed its output'}"
-
-    async def send_lines(self, lines: list[str]) -> None:
-        think = None
-        if self._go_at is not None and any(line.startswith("bestmove") for line in lines):
-            think = round((trio.current_time() - self._go_at) * 1000)
-            self._go_at = None
-        for frame in wire.lines_frames(lines, think):
-            await self.send(frame)
+            frames = relay.engine_data(data)
+            if frames:
+                await self.client.send(frames)
+        status = await process.wait_exit(process.timeouts.quit_grace)
+        await self.client.send(relay.eof(status))
 
     async def heartbeat(self) -> None:
+        client = self.client
         while True:
-            await trio.sleep_until(self._last_sent + wire.HEARTBEAT_INTERVAL)
-            if trio.current_time() >= self._last_sent + wire.HEARTBEAT_INTERVAL:
-                await self.send(wire.Heartbeat())
-
-    async def close(self, reason: str) -> None:
-        with trio.CancelScope(shield=True), trio.move_on_after(1.0):
-            try:
-                await self.send(wire.Close(reason))
-            except (wire.LocalWireError, trio.BrokenResourceError, trio.ClosedResourceError,
-                    OSError):
-                pass
-        await close_stream(self.stream)
+            await trio.sleep_until(client.last_sent + wire.HEARTBEAT_INTERVAL)
+            if trio.current_time() >= client.last_sent + wire.HEARTBEAT_INTERVAL:
+                await client.send(self.relay.heartbeat())
 
 
 async def _write_all(stdin: trio.abc.SendStream, data: bytes) -> None:
@@ -260,10 +297,6 @@ RECONNECT_MAX_DELAY = 8.0
 RECONNECT_TRIES = 10
 
 
-def _say(text: str) -> None:
-    print(f"arbiter connect: {text}", file=sys.stderr, flush=True)
-
-
 async def connect(host: str, port: int, token: str, config: EngineConfig, *,
                   timeouts: EngineTimeouts | None = None, log_dir: str | None = None,
                   tls: ssl.SSLContext | None = None) -> str:
@@ -282,9 +315,10 @@ async def connect(host: str, port: int, token: str, config: EngineConfig, *,
     while True:
         client = _Client(stream, EngineProcess(config, timeouts or EngineTimeouts(), log_dir))
         await _relay(client, hello)
-        if client.dropped is None or client.ended is not None:
-            return client.ended or "the connection ended"
-        _say(f"{client.dropped}; reconnecting")
+        relay = client.relay
+        if relay.dropped is None or relay.ended is not None:
+            return relay.ended or "the connection ended"
+        say(f"{relay.dropped}; reconnecting")
         while True:
             await trio.sleep(delay)
             try:
@@ -300,19 +334,17 @@ async def connect(host: str, port: int, token: str, config: EngineConfig, *,
 
 async def _relay(client: _Client, hello: wire.Hello) -> None:
     """One connection: the engine started, the hello, the relay until it
-    ends (:attr:`_Client.ended` or :attr:`_Client.dropped` says why)."""
+    ends (:attr:`Relay.ended` or :attr:`Relay.dropped` says why)."""
     process = client.process
     try:
         async with trio.open_nursery() as nursery:
             try:
                 await process.spawn(nursery)
                 await client.handshake(hello)
-                async with trio.open_nursery() as relay:
-                    for task in (client.to_engine, client.from_engine, client.heartbeat):
-                        relay.start_soon(_then_cancel, task, relay.cancel_scope, client)
+                await client.run()
             finally:
-                if client.dropped is None:
-                    await client.close(client.ended or "the client stopped")
+                if client.relay.dropped is None:
+                    await client.close(client.relay.ended or "the client stopped")
                 else:
                     await close_stream(client.stream)
                 await process.aclose()
@@ -321,17 +353,3 @@ async def _relay(client: _Client, hello: wire.Hello) -> None:
         from arbiter.engine import sole_exception
 
         raise sole_exception(group) from None
-
-
-async def _then_cancel(task: Callable[[], Awaitable[None]], scope: trio.CancelScope,
-                       client: _Client) -> None:
-    """Run ``task``; when it returns, end the relay's other tasks.  A write
-    that fails is a dropped connection."""
-    try:
-        await task()
-    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-        if client.ended is None and client.dropped is None:
-            client.dropped = "the connection dropped (a write failed)"
-    except wire.LocalWireError:
-        pass
-    scope.cancel()
