@@ -74,14 +74,40 @@ def environment() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=ROOT, COLUMNS="100")
 
 
-def write_engines(workdir: str) -> str:
-    """An engines file of two replay engines, ``a`` and ``b``."""
+#: the replay engine made slow: each ``bestmove`` written after a sleep of
+#: ``argv[1]`` seconds (the same games, a longer run: the time-proportional
+#: part of the coordinator's CPU, see :func:`measure_cpu`)
+SLOW_REPLAY = f"""
+import runpy, sys, time
+delay = float(sys.argv[1])
+real = sys.stdout
+class Slow:
+    def write(self, text):
+        if text.startswith("bestmove"):
+            time.sleep(delay)
+        return real.write(text)
+    def flush(self):
+        real.flush()
+sys.stdout = Slow()
+sys.argv = [{REPLAY!r}, *sys.argv[2:]]
+runpy.run_path({REPLAY!r}, run_name="__main__")
+"""
+
+
+def write_engines(workdir: str, delay: float) -> str:
+    """An engines file of two replay engines, ``a`` and ``b``, and the same
+    two made slow by ``delay`` seconds a move, ``slow-a`` and ``slow-b``."""
     moves = recorded_game(GAME, 1)
-    cmd = shlex.join([sys.executable, REPLAY] + moves)
+    slow = os.path.join(workdir, "slow_replay.py")
+    with open(slow, "w") as script:
+        script.write(SLOW_REPLAY)
     path = os.path.join(workdir, "engines.toml")
     with open(path, "w") as out:
-        for name in ("a", "b"):
-            out.write(f"[engines.{name}]\ncmd = {json.dumps(cmd)}\n")
+        for prefix, argv in (("", [sys.executable, REPLAY]),
+                             ("slow-", [sys.executable, slow, str(delay)])):
+            cmd = shlex.join(argv + moves)
+            for name in ("a", "b"):
+                out.write(f"[engines.{prefix}{name}]\ncmd = {json.dumps(cmd)}\n")
     return path
 
 
@@ -93,8 +119,11 @@ def fresh_db(workdir: str, name: str) -> str:
     return db
 
 
-def tournament_args(engines: str, games: int, concurrency: int, db: str) -> list[str]:
-    return ["arbiter", "tournament", "-g", GAME, "-e", "a", "-e", "b", "--engines", engines,
+def tournament_args(engines: str, games: int, concurrency: int, db: str,
+                    prefix: str = "") -> list[str]:
+    """``arbiter tournament`` of engines ``a`` and ``b`` (``prefix``: ``slow-``)."""
+    return ["arbiter", "tournament", "-g", GAME, "-e", f"{prefix}a", "-e", f"{prefix}b",
+            "--engines", engines,
             "--games", str(games), "--tc", "1000+0", "-c", str(concurrency), "--plain",
             "--db", db]
 
@@ -158,8 +187,8 @@ class OwnCluster:
 
 def parts(db: str, workdir: str) -> dict[str, float]:
     """CPU ms per game of each part of the coordinator's work (see the docstring)."""
+    from arbiter.cluster.task import read_result
     from arbiter.progress import LineDisplay
-    from arbiter.record import GameRecord
     from arbiter.schedule import build_schedule
     from arbiter.standings import Tally
     from arbiter.store import Store, game_record
@@ -167,9 +196,14 @@ def parts(db: str, workdir: str) -> dict[str, float]:
     source = Store(db)
     records = [game_record(row) for row in source.games(1, with_record=True)]
     source.close()
-    batches = [records[i:i + BATCH] for i in range(0, len(records) - BATCH + 1, BATCH)]
-    texts = [json.dumps([{"key": str(n), "record": r} for n, r in enumerate(b)]) for b in batches]
-    games = len(batches) * BATCH
+    games = len(records) // BATCH * BATCH
+    schedule = build_schedule(["a", "b"], games=games).games
+    batches = [schedule[i:i + BATCH] for i in range(0, games, BATCH)]
+    # what a worker sends: each scheduled game with a record of the run, in its colours
+    texts = [json.dumps([{"key": g.key, "record": {**records[n], "white": g.white,
+                                                   "black": g.black}}
+                         for n, g in enumerate(batch, start=number * BATCH)])
+             for number, batch in enumerate(batches)]
     figures: dict[str, float] = {}
 
     def timed(label: str, work) -> None:
@@ -178,9 +212,14 @@ def parts(db: str, workdir: str) -> dict[str, float]:
         figures[f"part: {label} ms/game"] = (time.process_time() - began) * 1000 / games
 
     timed("JSON text read", lambda: [json.loads(t) for t in texts])
-    parsed = [[GameRecord.from_dict(r) for r in b] for b in batches]
-    timed("records parsed", lambda: [[GameRecord.from_dict(r) for r in b] for b in batches])
-    schedule = build_schedule(["a", "b"], games=games).games
+    results = [{"worker": "bench", "games": t, "events": [], "failure": None, "skipped": []}
+               for t in texts]
+    outcomes = [read_result(r, b) for r, b in zip(results, batches, strict=True)]
+    if sum(len(o.played) for o in outcomes) != games:
+        raise SystemExit(f"read_result kept {sum(len(o.played) for o in outcomes)} of {games}")
+    timed("result read (read_result: JSON, checks, records)",
+          lambda: [read_result(r, b) for r, b in zip(results, batches, strict=True)])
+    parsed = [[record for _, record in o.played] for o in outcomes]
     store = Store(fresh_db(workdir, "parts.db"))
     tid = store.create_tournament(name="parts", game=GAME, format="gauntlet", identity="parts",
                                   config={}, engines=[{"name": "a"}, {"name": "b"}],
@@ -228,14 +267,17 @@ def parts(db: str, workdir: str) -> dict[str, float]:
 
 
 def coordinator_cpu(cluster: OwnCluster | None, engines: str, games: int, concurrency: int,
-                    workdir: str) -> float:
-    """The CPU of ``arbiter tournament`` itself for ``games`` games: on
-    ``cluster``, or locally (None)."""
-    db = fresh_db(workdir, f"cpu-{games}.db")
+                    workdir: str, prefix: str = "") -> tuple[float, float]:
+    """The CPU of ``arbiter tournament`` itself for ``games`` games (on
+    ``cluster``, or locally: None) and the command's wall seconds."""
+    db = fresh_db(workdir, f"cpu-{prefix}{games}.db")
     extra = ["--cluster", cluster.address] if cluster is not None else []
-    cpu = own_cpu([*tournament_args(engines, games, concurrency, db), *extra], environment())
+    began = time.monotonic()
+    cpu = own_cpu([*tournament_args(engines, games, concurrency, db, prefix), *extra],
+                  environment())
+    wall = time.monotonic() - began
     stored(db, games)
-    return cpu
+    return cpu, wall
 
 
 # --------------------------------------------------------------------------
@@ -295,20 +337,52 @@ def stop_time(workdir: str, concurrency: int) -> tuple[float, float]:
 
 def measure_cpu(options: argparse.Namespace, engines: str, workdir: str,
                 figures: dict[str, list[float]]) -> None:
-    """The coordinator's CPU per game (and a local run's), then its parts."""
+    """The coordinator's CPU per game (and a local run's), then its parts.
+
+    The coordinator's CPU is modelled as ``a * games + b * seconds + c``:
+    ``a`` what each game costs (its batch's task, its record read, stored,
+    counted, shown), ``b`` what each second of the run costs whatever the
+    pace (Dask's heartbeats and its client's loop, trio's and the display's
+    timers), ``c`` start-up and close.  Three runs give the three: the small
+    and the large number of games with the fast engines, and the large with
+    the slow ones (the same games and records, the run longer by the engines'
+    sleeps).  ``b`` is the slow run's extra CPU over its extra wall seconds;
+    ``a`` is the fast runs' slope with ``b`` times their difference in
+    seconds taken out.  The plain slope (the figure before this model) is
+    printed too: it is ``a`` plus ``b`` spread over the games at this pace."""
     cluster = OwnCluster(workdir, engines, workers=2, slots=max(1, options.concurrency // 2))
+    extra_games = options.large - options.small
     try:
         for _ in range(options.rounds):
-            for label, where in (("coordinator ms/game", cluster),
-                                 ("local run ms/game (games included)", None)):
-                small = coordinator_cpu(where, engines, options.small, options.concurrency, workdir)
-                large = coordinator_cpu(where, engines, options.large, options.concurrency, workdir)
-                per_game = (large - small) / (options.large - options.small)
-                figures.setdefault(label, []).append(per_game * 1000)
-                if where is not None:
-                    for key, value in parts(os.path.join(workdir, f"cpu-{options.large}.db"),
-                                            workdir).items():
-                        figures.setdefault(key, []).append(value)
+            small, small_wall = coordinator_cpu(cluster, engines, options.small,
+                                                options.concurrency, workdir)
+            large, large_wall = coordinator_cpu(cluster, engines, options.large,
+                                                options.concurrency, workdir)
+            slow, slow_wall = coordinator_cpu(cluster, engines, options.large,
+                                              options.concurrency, workdir, "slow-")
+            per_second = (slow - large) / max(slow_wall - large_wall, 1e-9)
+            slope = (large - small) / extra_games
+            per_game = (large - small - per_second * (large_wall - small_wall)) / extra_games
+            for label, value in (
+                    ("coordinator ms/game (plain slope)", slope * 1000),
+                    ("coordinator ms/game, per-second part out", per_game * 1000),
+                    ("coordinator CPU ms per second of run", per_second * 1000),
+                    ("  its part of the plain slope ms/game",
+                     per_second * (large_wall - small_wall) / extra_games * 1000),
+                    ("cluster games/s, fast (large run, whole command)",
+                     options.large / large_wall),
+                    ("cluster games/s, slow (large run, whole command)",
+                     options.large / slow_wall)):
+                figures.setdefault(label, []).append(value)
+            for key, value in parts(os.path.join(workdir, f"cpu-{options.large}.db"),
+                                    workdir).items():
+                figures.setdefault(key, []).append(value)
+            local_small, _ = coordinator_cpu(None, engines, options.small, options.concurrency,
+                                             workdir)
+            local_large, _ = coordinator_cpu(None, engines, options.large, options.concurrency,
+                                             workdir)
+            figures.setdefault("local run ms/game (games included)", []).append(
+                (local_large - local_small) / extra_games * 1000)
     finally:
         cluster.close()
 
@@ -320,13 +394,15 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=100, help="games of the large coordinator run")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--speed-games", type=int, default=40, help="games of the throughput runs")
+    parser.add_argument("--delay", type=float, default=0.005,
+                        help="seconds a move of the slow engines (the per-second part)")
     parser.add_argument("--parts", default="cpu,speed,stop",
                         help="what to measure: any of cpu (with the parts), speed, stop")
     options = parser.parse_args()
     wanted = set(options.parts.split(","))
     figures: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as workdir:
-        engines = write_engines(workdir)
+        engines = write_engines(workdir, options.delay)
         if "cpu" in wanted:
             measure_cpu(options, engines, workdir, figures)
         for _ in range(options.rounds):
