@@ -67,47 +67,36 @@ GAME = "troll"
 GUARD = 600
 #: games per batch in the parts' figures: the coordinator's largest batch
 #: (``MAX_BATCH`` pairs of two games)
-BATCH = 16
+BATCH = 32
 
 
 def environment() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=ROOT, COLUMNS="100")
 
 
-#: the replay engine made slow: each ``bestmove`` written after a sleep of
-#: ``argv[1]`` seconds (the same games, a longer run: the time-proportional
-#: part of the coordinator's CPU, see :func:`measure_cpu`)
-SLOW_REPLAY = f"""
-import runpy, sys, time
-delay = float(sys.argv[1])
-real = sys.stdout
-class Slow:
-    def write(self, text):
-        if text.startswith("bestmove"):
-            time.sleep(delay)
-        return real.write(text)
-    def flush(self):
-        real.flush()
-sys.stdout = Slow()
-sys.argv = [{REPLAY!r}, *sys.argv[2:]]
-runpy.run_path({REPLAY!r}, run_name="__main__")
-"""
+#: seconds the idle coordinator's CPU is read over (``/proc`` counts it in
+#: clock ticks of 10 ms: 10 s reads it to 1 ms a second)
+IDLE_SECONDS = 10.0
 
 
-def write_engines(workdir: str, delay: float) -> str:
-    """An engines file of two replay engines, ``a`` and ``b``, and the same
-    two made slow by ``delay`` seconds a move, ``slow-a`` and ``slow-b``."""
+#: what the held engines carry in their environment (:func:`held_cpu` counts them)
+HELD_TAG = f"arbiter-bench-held-{uuid.uuid4()}"
+
+
+def write_engines(workdir: str) -> str:
+    """An engines file of two replay engines, ``a`` and ``b``, and two gate
+    engines held at their first move until the file ``never`` exists (it
+    never does), ``held-a`` and ``held-b`` (tagged ``TAG``, to be counted)."""
     moves = recorded_game(GAME, 1)
-    slow = os.path.join(workdir, "slow_replay.py")
-    with open(slow, "w") as script:
-        script.write(SLOW_REPLAY)
+    cmd = shlex.join([sys.executable, REPLAY] + moves)
+    gate = shlex.join([sys.executable, GATE])
     path = os.path.join(workdir, "engines.toml")
     with open(path, "w") as out:
-        for prefix, argv in (("", [sys.executable, REPLAY]),
-                             ("slow-", [sys.executable, slow, str(delay)])):
-            cmd = shlex.join(argv + moves)
-            for name in ("a", "b"):
-                out.write(f"[engines.{prefix}{name}]\ncmd = {json.dumps(cmd)}\n")
+        for name in ("a", "b"):
+            out.write(f"[engines.{name}]\ncmd = {json.dumps(cmd)}\n")
+            out.write(f"[engines.held-{name}]\ncmd = {json.dumps(gate)}\n"
+                      f"env = {{GATE = {json.dumps(os.path.join(workdir, 'never'))}, "
+                      f"GATE_AFTER = \"0\", TAG = \"{HELD_TAG}\"}}\n")
     return path
 
 
@@ -121,7 +110,7 @@ def fresh_db(workdir: str, name: str) -> str:
 
 def tournament_args(engines: str, games: int, concurrency: int, db: str,
                     prefix: str = "") -> list[str]:
-    """``arbiter tournament`` of engines ``a`` and ``b`` (``prefix``: ``slow-``)."""
+    """``arbiter tournament`` of engines ``a`` and ``b`` (``prefix``: ``held-``)."""
     return ["arbiter", "tournament", "-g", GAME, "-e", f"{prefix}a", "-e", f"{prefix}b",
             "--engines", engines,
             "--games", str(games), "--tc", "1000+0", "-c", str(concurrency), "--plain",
@@ -267,17 +256,50 @@ def parts(db: str, workdir: str) -> dict[str, float]:
 
 
 def coordinator_cpu(cluster: OwnCluster | None, engines: str, games: int, concurrency: int,
-                    workdir: str, prefix: str = "") -> tuple[float, float]:
+                    workdir: str) -> tuple[float, float]:
     """The CPU of ``arbiter tournament`` itself for ``games`` games (on
     ``cluster``, or locally: None) and the command's wall seconds."""
-    db = fresh_db(workdir, f"cpu-{prefix}{games}.db")
+    db = fresh_db(workdir, f"cpu-{games}.db")
     extra = ["--cluster", cluster.address] if cluster is not None else []
     began = time.monotonic()
-    cpu = own_cpu([*tournament_args(engines, games, concurrency, db, prefix), *extra],
-                  environment())
+    cpu = own_cpu([*tournament_args(engines, games, concurrency, db), *extra], environment())
     wall = time.monotonic() - began
     stored(db, games)
     return cpu, wall
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds of process ``pid`` so far, all its threads (``/proc``)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def held_cpu(cluster: OwnCluster, engines: str, concurrency: int, workdir: str,
+             seconds: float) -> float:
+    """CPU seconds a second of the coordinator on ``cluster`` while every
+    pair worker's batch is in flight and no game ends (the held engines
+    wait at their first move): what it costs whatever the pace."""
+    db = fresh_db(workdir, "held.db")
+    proc = subprocess.Popen([sys.executable, "-m", *tournament_args(
+        engines, 4 * concurrency, concurrency, db, "held-"), "--cluster", cluster.address],
+        env=environment(), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + GUARD
+        while len(processes_with(HELD_TAG)) < 2 * concurrency:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise SystemExit("the held engines never all started")
+            time.sleep(0.05)
+        time.sleep(1.0)  # every batch submitted and waiting at its first move
+        began, cpu = time.monotonic(), _cpu_of(proc.pid)
+        time.sleep(seconds)
+        return (_cpu_of(proc.pid) - cpu) / (time.monotonic() - began)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=GUARD)
+        finally:
+            proc.kill()
 
 
 # --------------------------------------------------------------------------
@@ -339,17 +361,16 @@ def measure_cpu(options: argparse.Namespace, engines: str, workdir: str,
                 figures: dict[str, list[float]]) -> None:
     """The coordinator's CPU per game (and a local run's), then its parts.
 
-    The coordinator's CPU is modelled as ``a * games + b * seconds + c``:
-    ``a`` what each game costs (its batch's task, its record read, stored,
-    counted, shown), ``b`` what each second of the run costs whatever the
-    pace (Dask's heartbeats and its client's loop, trio's and the display's
-    timers), ``c`` start-up and close.  Three runs give the three: the small
-    and the large number of games with the fast engines, and the large with
-    the slow ones (the same games and records, the run longer by the engines'
-    sleeps).  ``b`` is the slow run's extra CPU over its extra wall seconds;
-    ``a`` is the fast runs' slope with ``b`` times their difference in
-    seconds taken out.  The plain slope (the figure before this model) is
-    printed too: it is ``a`` plus ``b`` spread over the games at this pace."""
+    The coordinator's CPU is taken as ``a * games + b * seconds + c``: ``a``
+    what each game costs (its share of a batch's task, its record read,
+    stored, counted, shown), ``b`` what each second of the run costs whatever
+    the pace (Dask's heartbeats and its client's loop, the results thread's
+    and trio's timers, the display's tick), ``c`` start-up and close.  ``b``
+    is measured alone: the coordinator's CPU over :data:`IDLE_SECONDS` while
+    all its batches are in flight and held (:func:`held_cpu`).  The plain
+    slope of the small and the large run is ``a`` plus ``b`` spread over the
+    games at this run's pace; ``a`` is that slope with ``b`` times the two
+    runs' difference in wall seconds taken out."""
     cluster = OwnCluster(workdir, engines, workers=2, slots=max(1, options.concurrency // 2))
     extra_games = options.large - options.small
     try:
@@ -358,21 +379,17 @@ def measure_cpu(options: argparse.Namespace, engines: str, workdir: str,
                                                 options.concurrency, workdir)
             large, large_wall = coordinator_cpu(cluster, engines, options.large,
                                                 options.concurrency, workdir)
-            slow, slow_wall = coordinator_cpu(cluster, engines, options.large,
-                                              options.concurrency, workdir, "slow-")
-            per_second = (slow - large) / max(slow_wall - large_wall, 1e-9)
+            per_second = held_cpu(cluster, engines, options.concurrency, workdir,
+                                  options.idle_seconds)
             slope = (large - small) / extra_games
-            per_game = (large - small - per_second * (large_wall - small_wall)) / extra_games
-            for label, value in (
-                    ("coordinator ms/game (plain slope)", slope * 1000),
-                    ("coordinator ms/game, per-second part out", per_game * 1000),
-                    ("coordinator CPU ms per second of run", per_second * 1000),
-                    ("  its part of the plain slope ms/game",
-                     per_second * (large_wall - small_wall) / extra_games * 1000),
-                    ("cluster games/s, fast (large run, whole command)",
-                     options.large / large_wall),
-                    ("cluster games/s, slow (large run, whole command)",
-                     options.large / slow_wall)):
+            spread = per_second * (large_wall - small_wall) / extra_games
+            for label, value in (("coordinator ms/game (plain slope)", slope * 1000),
+                                 ("coordinator ms/game, per-second part out",
+                                  (slope - spread) * 1000),
+                                 ("coordinator CPU ms a second, games held", per_second * 1000),
+                                 ("  its part of the plain slope ms/game", spread * 1000),
+                                 ("cluster games/s (large run, whole command)",
+                                  options.large / large_wall)):
                 figures.setdefault(label, []).append(value)
             for key, value in parts(os.path.join(workdir, f"cpu-{options.large}.db"),
                                     workdir).items():
@@ -394,15 +411,15 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=100, help="games of the large coordinator run")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--speed-games", type=int, default=40, help="games of the throughput runs")
-    parser.add_argument("--delay", type=float, default=0.005,
-                        help="seconds a move of the slow engines (the per-second part)")
+    parser.add_argument("--idle-seconds", type=float, default=IDLE_SECONDS,
+                        help="seconds the held coordinator's CPU is read over")
     parser.add_argument("--parts", default="cpu,speed,stop",
                         help="what to measure: any of cpu (with the parts), speed, stop")
     options = parser.parse_args()
     wanted = set(options.parts.split(","))
     figures: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as workdir:
-        engines = write_engines(workdir, options.delay)
+        engines = write_engines(workdir)
         if "cpu" in wanted:
             measure_cpu(options, engines, workdir, figures)
         for _ in range(options.rounds):
