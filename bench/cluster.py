@@ -67,21 +67,36 @@ GAME = "troll"
 GUARD = 600
 #: games per batch in the parts' figures: the coordinator's largest batch
 #: (``MAX_BATCH`` pairs of two games)
-BATCH = 16
+BATCH = 32
 
 
 def environment() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=ROOT, COLUMNS="100")
 
 
+#: seconds the idle coordinator's CPU is read over (``/proc`` counts it in
+#: clock ticks of 10 ms: 10 s reads it to 1 ms a second)
+IDLE_SECONDS = 10.0
+
+
+#: what the held engines carry in their environment (:func:`held_cpu` counts them)
+HELD_TAG = f"arbiter-bench-held-{uuid.uuid4()}"
+
+
 def write_engines(workdir: str) -> str:
-    """An engines file of two replay engines, ``a`` and ``b``."""
+    """An engines file of two replay engines, ``a`` and ``b``, and two gate
+    engines held at their first move until the file ``never`` exists (it
+    never does), ``held-a`` and ``held-b`` (tagged ``TAG``, to be counted)."""
     moves = recorded_game(GAME, 1)
     cmd = shlex.join([sys.executable, REPLAY] + moves)
+    gate = shlex.join([sys.executable, GATE])
     path = os.path.join(workdir, "engines.toml")
     with open(path, "w") as out:
         for name in ("a", "b"):
             out.write(f"[engines.{name}]\ncmd = {json.dumps(cmd)}\n")
+            out.write(f"[engines.held-{name}]\ncmd = {json.dumps(gate)}\n"
+                      f"env = {{GATE = {json.dumps(os.path.join(workdir, 'never'))}, "
+                      f"GATE_AFTER = \"0\", TAG = \"{HELD_TAG}\"}}\n")
     return path
 
 
@@ -93,8 +108,11 @@ def fresh_db(workdir: str, name: str) -> str:
     return db
 
 
-def tournament_args(engines: str, games: int, concurrency: int, db: str) -> list[str]:
-    return ["arbiter", "tournament", "-g", GAME, "-e", "a", "-e", "b", "--engines", engines,
+def tournament_args(engines: str, games: int, concurrency: int, db: str,
+                    prefix: str = "") -> list[str]:
+    """``arbiter tournament`` of engines ``a`` and ``b`` (``prefix``: ``held-``)."""
+    return ["arbiter", "tournament", "-g", GAME, "-e", f"{prefix}a", "-e", f"{prefix}b",
+            "--engines", engines,
             "--games", str(games), "--tc", "1000+0", "-c", str(concurrency), "--plain",
             "--db", db]
 
@@ -158,8 +176,8 @@ class OwnCluster:
 
 def parts(db: str, workdir: str) -> dict[str, float]:
     """CPU ms per game of each part of the coordinator's work (see the docstring)."""
+    from arbiter.cluster.task import read_result
     from arbiter.progress import LineDisplay
-    from arbiter.record import GameRecord
     from arbiter.schedule import build_schedule
     from arbiter.standings import Tally
     from arbiter.store import Store, game_record
@@ -167,9 +185,14 @@ def parts(db: str, workdir: str) -> dict[str, float]:
     source = Store(db)
     records = [game_record(row) for row in source.games(1, with_record=True)]
     source.close()
-    batches = [records[i:i + BATCH] for i in range(0, len(records) - BATCH + 1, BATCH)]
-    texts = [json.dumps([{"key": str(n), "record": r} for n, r in enumerate(b)]) for b in batches]
-    games = len(batches) * BATCH
+    games = len(records) // BATCH * BATCH
+    schedule = build_schedule(["a", "b"], games=games).games
+    batches = [schedule[i:i + BATCH] for i in range(0, games, BATCH)]
+    # what a worker sends: each scheduled game with a record of the run, in its colours
+    texts = [json.dumps([{"key": g.key, "record": {**records[n], "white": g.white,
+                                                   "black": g.black}}
+                         for n, g in enumerate(batch, start=number * BATCH)])
+             for number, batch in enumerate(batches)]
     figures: dict[str, float] = {}
 
     def timed(label: str, work) -> None:
@@ -178,9 +201,14 @@ def parts(db: str, workdir: str) -> dict[str, float]:
         figures[f"part: {label} ms/game"] = (time.process_time() - began) * 1000 / games
 
     timed("JSON text read", lambda: [json.loads(t) for t in texts])
-    parsed = [[GameRecord.from_dict(r) for r in b] for b in batches]
-    timed("records parsed", lambda: [[GameRecord.from_dict(r) for r in b] for b in batches])
-    schedule = build_schedule(["a", "b"], games=games).games
+    results = [{"worker": "bench", "games": t, "events": [], "failure": None, "skipped": []}
+               for t in texts]
+    outcomes = [read_result(r, b) for r, b in zip(results, batches, strict=True)]
+    if sum(len(o.played) for o in outcomes) != games:
+        raise SystemExit(f"read_result kept {sum(len(o.played) for o in outcomes)} of {games}")
+    timed("result read (read_result: JSON, checks, records)",
+          lambda: [read_result(r, b) for r, b in zip(results, batches, strict=True)])
+    parsed = [[record for _, record in o.played] for o in outcomes]
     store = Store(fresh_db(workdir, "parts.db"))
     tid = store.create_tournament(name="parts", game=GAME, format="gauntlet", identity="parts",
                                   config={}, engines=[{"name": "a"}, {"name": "b"}],
@@ -228,14 +256,50 @@ def parts(db: str, workdir: str) -> dict[str, float]:
 
 
 def coordinator_cpu(cluster: OwnCluster | None, engines: str, games: int, concurrency: int,
-                    workdir: str) -> float:
-    """The CPU of ``arbiter tournament`` itself for ``games`` games: on
-    ``cluster``, or locally (None)."""
+                    workdir: str) -> tuple[float, float]:
+    """The CPU of ``arbiter tournament`` itself for ``games`` games (on
+    ``cluster``, or locally: None) and the command's wall seconds."""
     db = fresh_db(workdir, f"cpu-{games}.db")
     extra = ["--cluster", cluster.address] if cluster is not None else []
+    began = time.monotonic()
     cpu = own_cpu([*tournament_args(engines, games, concurrency, db), *extra], environment())
+    wall = time.monotonic() - began
     stored(db, games)
-    return cpu
+    return cpu, wall
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds of process ``pid`` so far, all its threads (``/proc``)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+def held_cpu(cluster: OwnCluster, engines: str, concurrency: int, workdir: str,
+             seconds: float) -> float:
+    """CPU seconds a second of the coordinator on ``cluster`` while every
+    pair worker's batch is in flight and no game ends (the held engines
+    wait at their first move): what it costs whatever the pace."""
+    db = fresh_db(workdir, "held.db")
+    proc = subprocess.Popen([sys.executable, "-m", *tournament_args(
+        engines, 4 * concurrency, concurrency, db, "held-"), "--cluster", cluster.address],
+        env=environment(), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + GUARD
+        while len(processes_with(HELD_TAG)) < 2 * concurrency:
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise SystemExit("the held engines never all started")
+            time.sleep(0.05)
+        time.sleep(1.0)  # every batch submitted and waiting at its first move
+        began, cpu = time.monotonic(), _cpu_of(proc.pid)
+        time.sleep(seconds)
+        return (_cpu_of(proc.pid) - cpu) / (time.monotonic() - began)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=GUARD)
+        finally:
+            proc.kill()
 
 
 # --------------------------------------------------------------------------
@@ -295,20 +359,47 @@ def stop_time(workdir: str, concurrency: int) -> tuple[float, float]:
 
 def measure_cpu(options: argparse.Namespace, engines: str, workdir: str,
                 figures: dict[str, list[float]]) -> None:
-    """The coordinator's CPU per game (and a local run's), then its parts."""
+    """The coordinator's CPU per game (and a local run's), then its parts.
+
+    The coordinator's CPU is taken as ``a * games + b * seconds + c``: ``a``
+    what each game costs (its share of a batch's task, its record read,
+    stored, counted, shown), ``b`` what each second of the run costs whatever
+    the pace (Dask's heartbeats and its client's loop, the results thread's
+    and trio's timers, the display's tick), ``c`` start-up and close.  ``b``
+    is measured alone: the coordinator's CPU over :data:`IDLE_SECONDS` while
+    all its batches are in flight and held (:func:`held_cpu`).  The plain
+    slope of the small and the large run is ``a`` plus ``b`` spread over the
+    games at this run's pace; ``a`` is that slope with ``b`` times the two
+    runs' difference in wall seconds taken out."""
     cluster = OwnCluster(workdir, engines, workers=2, slots=max(1, options.concurrency // 2))
+    extra_games = options.large - options.small
     try:
         for _ in range(options.rounds):
-            for label, where in (("coordinator ms/game", cluster),
-                                 ("local run ms/game (games included)", None)):
-                small = coordinator_cpu(where, engines, options.small, options.concurrency, workdir)
-                large = coordinator_cpu(where, engines, options.large, options.concurrency, workdir)
-                per_game = (large - small) / (options.large - options.small)
-                figures.setdefault(label, []).append(per_game * 1000)
-                if where is not None:
-                    for key, value in parts(os.path.join(workdir, f"cpu-{options.large}.db"),
-                                            workdir).items():
-                        figures.setdefault(key, []).append(value)
+            small, small_wall = coordinator_cpu(cluster, engines, options.small,
+                                                options.concurrency, workdir)
+            large, large_wall = coordinator_cpu(cluster, engines, options.large,
+                                                options.concurrency, workdir)
+            per_second = held_cpu(cluster, engines, options.concurrency, workdir,
+                                  options.idle_seconds)
+            slope = (large - small) / extra_games
+            spread = per_second * (large_wall - small_wall) / extra_games
+            for label, value in (("coordinator ms/game (plain slope)", slope * 1000),
+                                 ("coordinator ms/game, per-second part out",
+                                  (slope - spread) * 1000),
+                                 ("coordinator CPU ms a second, games held", per_second * 1000),
+                                 ("  its part of the plain slope ms/game", spread * 1000),
+                                 ("cluster games/s (large run, whole command)",
+                                  options.large / large_wall)):
+                figures.setdefault(label, []).append(value)
+            for key, value in parts(os.path.join(workdir, f"cpu-{options.large}.db"),
+                                    workdir).items():
+                figures.setdefault(key, []).append(value)
+            local_small, _ = coordinator_cpu(None, engines, options.small, options.concurrency,
+                                             workdir)
+            local_large, _ = coordinator_cpu(None, engines, options.large, options.concurrency,
+                                             workdir)
+            figures.setdefault("local run ms/game (games included)", []).append(
+                (local_large - local_small) / extra_games * 1000)
     finally:
         cluster.close()
 
@@ -320,6 +411,8 @@ def main() -> None:
     parser.add_argument("--large", type=int, default=100, help="games of the large coordinator run")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--speed-games", type=int, default=40, help="games of the throughput runs")
+    parser.add_argument("--idle-seconds", type=float, default=IDLE_SECONDS,
+                        help="seconds the held coordinator's CPU is read over")
     parser.add_argument("--parts", default="cpu,speed,stop",
                         help="what to measure: any of cpu (with the parts), speed, stop")
     options = parser.parse_args()

@@ -353,6 +353,49 @@ def test_a_result_keeps_only_the_requested_games_once():
     assert read_result("junk", [first]).dropped == ["a result that is not a mapping (str)"]
 
 
+def test_a_received_record_is_the_record_it_parses_to():
+    """§Exactly once (1), read cheaply: a worker's record that is exactly a
+    record's ``to_dict()`` is kept as it came (its plies made objects only
+    when read), and gives the same values, text, fields and plies as the
+    record parsed; any other form is parsed as before (same values after),
+    and one that does not parse is refused with the parser's error."""
+    from arbiter.cluster.task import ReceivedRecord, read_record
+    from arbiter.record import GameRecord, Ply, Score
+
+    plies = [Ply("d2", "white", 5, 995, None, Score.parse("cp 35"), 7, 100, ["d2", "f6"]),
+             Ply("f6", "black", 4, 996, 3, Score.parse("winprob 0.62"), rtt_ms=2, comp_ms=1),
+             Ply("f1", "white", 6, None, None, Score.parse("mate -3"))]
+    record = GameRecord("troll", "a", "b", "1-0", "connection", "a connection",
+                        opening_moves=["b4"], moves=plies, time_control={"white": "1+0"},
+                        scores=[1, 0])
+    values = json.loads(json.dumps(record.to_dict()))
+    received = read_record(values)
+    assert isinstance(received, ReceivedRecord)
+    assert json.dumps(received.to_dict()) == json.dumps(record.to_dict())
+    assert received == record and record == received
+    assert (received.white, received.result, received.plies) == ("a", "1-0", 4)
+    assert received.moves == plies and received.all_moves == record.all_moves
+    received.moves = plies[:1]  # replaced plies are what it writes then
+    assert received.to_dict()["moves"] == [plies[0].to_dict()]
+
+    def changed(change) -> dict:
+        data = json.loads(json.dumps(record.to_dict()))
+        change(data)
+        return data
+
+    for other in (changed(lambda d: d["moves"][1].update(score="winprob 0.620000")),
+                  changed(lambda d: d["moves"][0].update(pv=None)),
+                  changed(lambda d: d["moves"][0].update(rtt_ms=4)),  # no comp_ms: not written
+                  changed(lambda d: d.update(unknown=1)),
+                  changed(lambda d: d["moves"][2].pop("depth")),
+                  changed(lambda d: d.update(moves=None))):
+        parsed = read_record(other)
+        assert type(parsed) is GameRecord
+        assert parsed.to_dict() == GameRecord.from_dict(other).to_dict()
+    with pytest.raises(ValueError, match="move 1: bad score"):
+        read_record(changed(lambda d: d["moves"][0].update(score="cp x")))
+
+
 def test_a_worker_of_another_version_is_refused():
     """§Versions: each difference is named, with both values."""
     from arbiter.cluster.task import version_problem, versions

@@ -4,8 +4,9 @@ run (``specs/cluster.md`` §The coordinator).
 :class:`ClusterPlayer` is the :class:`arbiter.tournament.PairPlayer` of
 ``--cluster``: the tournament takes, stores and tallies as in a local run, and
 hands each batch of game pairs (one pair, or up to :data:`MAX_BATCH` while
-many are pending) to :meth:`ClusterPlayer.play_pairs`, which submits it as
-one impure task needing one ``slots`` resource and waits for its result.
+many are pending and the games are fast: :data:`BATCH_PLAY`) to
+:meth:`ClusterPlayer.play_pairs`, which submits it as one impure task
+needing one ``slots`` resource and waits for its result.
 The tournament runs at most ``--concurrency`` pair workers, so at most that
 many batches (each playing one game at a time) are in flight.
 
@@ -53,7 +54,7 @@ from .task import Outcome, WorkerRefused, make_request, read_result
 from .worker import ArbiterPlugin, play_pairs
 
 __all__ = ["ClusterPlayer", "ClusterError", "CONNECT_TIMEOUT", "STOP_WAIT", "FAILED_WORKERS",
-           "MAX_BATCH"]
+           "MAX_BATCH", "BATCH_PLAY"]
 
 #: Seconds to reach a scheduler before giving up (Dask's client timeout).
 CONNECT_TIMEOUT = 30
@@ -70,12 +71,21 @@ STOP_LOOK = 0.05
 FAILED_WORKERS = 3
 #: The resource every batch needs one of: a worker's ``--slots``.
 SLOTS = "slots"
-#: Most game pairs in one task.  A task costs the coordinator about as much
-#: CPU as storing its games (``bench/README.md`` §``cluster.py``), so a batch
-#: of 8 pairs (16 games) makes that a small part; more would only hold more
-#: pairs on one slot while others may be free near a run's end (the
-#: tournament batches only while every pair worker can have as many).
-MAX_BATCH = 8
+#: Most game pairs in one task.  A task costs the coordinator a few ms of
+#: CPU whatever its size (Dask's submit, the result's round trip, a thread
+#: hop and a commit: ``bench/README.md`` §``cluster.py``), as much as a few
+#: games' records, so a batch of 16 pairs (32 games) makes that a small part
+#: of each game's cost; more would only hold more pairs on one slot while
+#: others may be free near a run's end (the tournament batches only while
+#: every pair worker can have as many) and gains little more.
+MAX_BATCH = 16
+#: Seconds of play a batch holds at most, at the pace of the last batch: a
+#: batch's games are lost if the run is stopped while it plays (replayed on
+#: resume), and an SPRT decision is seen only when a batch ends, so slow games
+#: go one pair a task (their task's cost is nothing beside them) and only fast
+#: ones, where the task's cost matters, fill a batch.  Until a batch has come
+#: back, a batch is one pair.
+BATCH_PLAY = 2.0
 
 
 class ClusterError(PlayerError):
@@ -97,7 +107,9 @@ class ClusterPlayer:
         #: begin no further pair (an SPRT decision)
         self.stop_name = f"arbiter-stop-{self.tag}"
         self.drain_name = f"arbiter-drain-{self.tag}"
-        self.max_batch = MAX_BATCH
+        #: pairs the next batch may hold (the tournament reads it at each take):
+        #: :data:`BATCH_PLAY` seconds of play at the last batch's pace
+        self.max_batch = 1
         self.drained = False
         self._numbers = itertools.count(1)
         self._client: Client | None = None
@@ -222,6 +234,12 @@ class ClusterPlayer:
         self.submitted += 1
         return future
 
+    def _paced(self, pairs: int, seconds: float) -> None:
+        """A batch of ``pairs`` took ``seconds`` from its submission to its
+        result: the next may hold :data:`BATCH_PLAY` seconds at that pace."""
+        fit = int(BATCH_PLAY * pairs / max(seconds, 1e-6))
+        self.max_batch = max(1, min(MAX_BATCH, fit))
+
     async def play_pairs(self, pairs: list[list[ScheduledGame]]) -> PairResult:
         """Play ``pairs`` on a worker, in order: the games it played and its
         events; :class:`ClusterError` if the cluster failed the batch.
@@ -233,11 +251,13 @@ class ClusterPlayer:
         assert self._results is not None, "play_pairs outside the session"
         done = _Waiter()
         self._results.waiting[key] = done
+        began = trio.current_time()
         future = self._submit(request, key)
         self._results.add(future)
         await done.event.wait()
         self._in_flight.discard(future)
         if future.status == "finished":
+            self._paced(len(pairs), trio.current_time() - began)
             return _pair_result(read_result(done.result, games), games, self.drained)
         keys = ", ".join(g.key for g in games)
         try:  # the error itself, raised here (the rare path: a thread is fine)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.engine import EngineConfig
-from arbiter.record import GameRecord
+from arbiter.record import GameRecord, Ply, Score
 from arbiter.schedule import ScheduledGame
 
 __all__ = [
@@ -151,6 +151,115 @@ class Outcome:
     failure: str | None = None
 
 
+#: A record's keys as :meth:`GameRecord.to_dict` writes them, in its order.
+_RECORD_KEYS = tuple(GameRecord.__dataclass_fields__)
+#: A ply's keys as :meth:`Ply.to_dict` writes them: a local engine's ply,
+#: and a remote engine's (with its lag fields, written when ``comp_ms`` is set).
+_PLY_KEYS = tuple(Ply("", "", 0).to_dict())
+_REMOTE_PLY_KEYS = _PLY_KEYS + ("rtt_ms", "comp_ms")
+#: Score texts remembered as canonical (or not): a tournament's scores repeat
+#: (a few thousand distinct ``cp``/``mate`` values), and past this many the
+#: least recent are forgotten, so memory stays bounded whatever workers send.
+SCORE_TEXTS = 4096
+
+
+@functools.lru_cache(maxsize=SCORE_TEXTS)
+def _canonical_score(text: str) -> bool:
+    """Whether ``text`` is a score written as :class:`Score` writes it."""
+    try:
+        return str(Score.parse(text)) == text
+    except ValueError:
+        return False
+
+
+def _canonical(record: Any) -> bool:
+    """Whether ``record`` (JSON values) is exactly ``to_dict()`` of the
+    record it parses to: the keys in their order, every ply's too, each
+    score's text as :class:`Score` writes it, ``moves`` and ``pv`` lists.
+    Such a record parses (:meth:`GameRecord.from_dict` raises nothing) and
+    its values are stored as they came; any other is parsed and written
+    anew (:func:`read_result`), as before."""
+    if type(record) is not dict or tuple(record) != _RECORD_KEYS:
+        return False
+    moves = record["moves"]
+    if type(moves) is not list:
+        return False
+    for ply in moves:
+        if type(ply) is not dict:
+            return False
+        keys = tuple(ply)
+        if keys != _PLY_KEYS and (keys != _REMOTE_PLY_KEYS or ply["comp_ms"] is None):
+            return False
+        if type(ply["pv"]) is not list:
+            return False
+        score = ply["score"]
+        if score is not None and (type(score) is not str or not _canonical_score(score)):
+            return False
+    return True
+
+
+class ReceivedRecord(GameRecord):
+    """A worker's record as it came (JSON values that :func:`_canonical`
+    found to be exactly a record's ``to_dict()``): its fields are read as
+    they are, :meth:`to_dict` gives those values back, and the plies are
+    made :class:`Ply` objects only when :attr:`moves` is first read (the
+    ``--pgn`` file does; the store, the standings and the display do not).
+    It is that record in every other way: ``to_dict()``, the fields and
+    ``==`` are those of ``GameRecord.from_dict`` of the same values.  Why:
+    making 50 plies objects and writing them back as values is most of
+    what a coordinator does with a game (``bench/README.md`` §``cluster.py``)."""
+
+    def __init__(self, data: dict[str, Any]):  # values that _canonical accepted
+        values = dict(data)
+        self._ply_values: list[dict[str, Any]] | None = values.pop("moves")
+        self._plies: list[Ply] | None = None
+        self.__dict__.update(values)
+
+    @property  # a field of GameRecord, made lazy here
+    def moves(self) -> list[Ply]:
+        if self._plies is None:
+            self._plies = [Ply.from_dict(ply) for ply in self._ply_values or []]
+        return self._plies
+
+    @moves.setter
+    def moves(self, plies: list[Ply]) -> None:
+        self._plies, self._ply_values = plies, None
+
+    @property
+    def plies(self) -> int:
+        made = self._ply_values
+        return len(self.opening_moves) + (len(self.moves) if made is None else len(made))
+
+    def to_dict(self) -> dict[str, Any]:
+        made = self._ply_values
+        if made is None:  # the plies replaced since: written from them
+            return super().to_dict()
+        data: dict[str, Any] = {}
+        for name in _RECORD_KEYS:
+            if name == "moves":
+                data[name] = [{**ply, "pv": ply["pv"].copy()} for ply in made]
+            else:
+                value = self.__dict__[name]
+                data[name] = value.copy() if isinstance(value, list | dict) else value
+        return data
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GameRecord):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # as GameRecord's: mutable, unhashable
+
+
+def read_record(values: Any) -> GameRecord:
+    """The record of a worker's JSON values: as they came if they are a
+    record's own ``to_dict()`` (:class:`ReceivedRecord`), else parsed
+    (:meth:`GameRecord.from_dict`, whose errors it raises)."""
+    if _canonical(values):
+        return ReceivedRecord(values)
+    return GameRecord.from_dict(values)
+
+
 def read_result(result: Any, games: Sequence[ScheduledGame]) -> Outcome:
     """A worker's result for the request of ``games``, checked: a record is
     kept only for a requested key, once, with the scheduled colours; anything
@@ -174,7 +283,7 @@ def read_result(result: Any, games: Sequence[ScheduledGame]) -> Outcome:
             outcome.dropped.append(f"game {key!r}: {'a second result' if key in seen else 'not requested'}")
             continue
         try:
-            record = GameRecord.from_dict(item["record"])
+            record = read_record(item["record"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:  # whatever a worker sent
             outcome.dropped.append(f"game {key}: not a game record ({exc!r})")
             continue
