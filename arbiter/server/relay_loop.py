@@ -43,6 +43,7 @@ from __future__ import annotations
 import os
 import select
 import time
+from collections.abc import Callable
 
 from arbiter.server.relay import Relay
 from protocol import wire
@@ -211,25 +212,24 @@ class SocketLoop:
 
     def _write_server(self, data: bytes) -> bytes:
         """``data`` to the socket, as much as it takes now; the rest."""
-        try:
-            sent = os.write(self.sock, data)
-        except BlockingIOError:
-            return data
-        except OSError:
-            self.relay.write_failed()
-            return b""
-        return data[sent:] if sent < len(data) else b""
+        return _write(self.sock, data, self.relay.write_failed)
 
     def _write_engine(self, data: bytes) -> bytes:
         """``data`` to the engine's input, as much as it takes now; the rest."""
-        try:
-            sent = os.write(self.stdin, data)
-        except BlockingIOError:
-            return data
-        except OSError:
-            self.relay.input_closed()
-            return b""
-        return data[sent:] if sent < len(data) else b""
+        return _write(self.stdin, data, self.relay.input_closed)
+
+
+def _write(fd: int, data: bytes, failed: Callable[[], object]) -> bytes:
+    """``data`` to the non-blocking ``fd``, as much as it takes now; the rest
+    (b"" after a failed write, told to ``failed``)."""
+    try:
+        sent = os.write(fd, data)
+    except BlockingIOError:
+        return data
+    except OSError:
+        failed()
+        return b""
+    return data[sent:] if sent < len(data) else b""
 
 
 def _read(fd: int) -> bytes | None:
