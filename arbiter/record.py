@@ -230,6 +230,13 @@ class GameRecord:
             data[name] = value
         return data
 
+    def encoded_moves(self) -> str | None:
+        """The JSON text of ``to_dict()["moves"]`` if this record came with it
+        (a cluster worker's, checked when read), else None: the store then
+        writes it from :meth:`to_dict`.  It saves the coordinator encoding
+        again what a worker encoded (``specs/cluster.md`` §Requests and results)."""
+        return None
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> GameRecord:
         """Inverse of :meth:`to_dict`; unknown keys are ignored.  ValueError

@@ -560,10 +560,13 @@ class Store:
         return {row[0] for row in rows}
 
     def save_game(self, tournament_id: int, *, key: str, seq: int, round: int, pairing: int,
-                  index: int, pair: int, opening: dict[str, Any], record: dict[str, Any]) -> int:
+                  index: int, pair: int, opening: dict[str, Any], record: dict[str, Any],
+                  move_data: str | None = None) -> int:
         """Store one finished game in one transaction; returns its row id.
 
-        ``record`` is a game record's ``to_dict()``.  Raises
+        ``record`` is a game record's ``to_dict()``; ``move_data``, when the
+        caller has it, the JSON text of its ``moves`` (else written here:
+        :meth:`GameRecord.encoded_moves`).  Raises
         :class:`DuplicateGameError` if the key is already stored (nothing is
         written then)."""
         moves = record.get("moves") or []
@@ -578,7 +581,7 @@ class Store:
             "opening_moves": json.dumps(list(opening.get("moves") or [])),
             "start_time": record.get("start_time"), "end_time": record.get("end_time"),
             "moves": json.dumps([m["move"] if isinstance(m, dict) else str(m) for m in moves]),
-            "move_data": json.dumps(moves),  # the record's moves: stored here only
+            "move_data": json.dumps(moves) if move_data is None else move_data,  # stored here only
             "record": json.dumps({k: v for k, v in record.items() if k != "moves"}),
             "stored": now_iso(),
         }

@@ -748,7 +748,8 @@ class Tournament:
             self.store.save_game(
                 self.tournament_id, key=scheduled.key, seq=scheduled.seq, round=scheduled.round,
                 pairing=scheduled.pairing, index=scheduled.index, pair=scheduled.pair,
-                opening=scheduled.opening.to_dict(), record=record.to_dict())
+                opening=scheduled.opening.to_dict(), record=record.to_dict(),
+                move_data=record.encoded_moves())
         except DuplicateGameError:
             return False
         if self.config.pgn and self._pgn_error is None:

@@ -176,8 +176,9 @@ class OwnCluster:
 
 def parts(db: str, workdir: str) -> dict[str, float]:
     """CPU ms per game of each part of the coordinator's work (see the docstring)."""
-    from arbiter.cluster.task import read_result
+    from arbiter.cluster.task import read_result, result_game
     from arbiter.progress import LineDisplay
+    from arbiter.record import GameRecord
     from arbiter.schedule import build_schedule
     from arbiter.standings import Tally
     from arbiter.store import Store, game_record
@@ -189,8 +190,8 @@ def parts(db: str, workdir: str) -> dict[str, float]:
     schedule = build_schedule(["a", "b"], games=games).games
     batches = [schedule[i:i + BATCH] for i in range(0, games, BATCH)]
     # what a worker sends: each scheduled game with a record of the run, in its colours
-    texts = [json.dumps([{"key": g.key, "record": {**records[n], "white": g.white,
-                                                   "black": g.black}}
+    texts = [json.dumps([result_game(g.key, GameRecord.from_dict(
+                             {**records[n], "white": g.white, "black": g.black}))
                          for n, g in enumerate(batch, start=number * BATCH)])
              for number, batch in enumerate(batches)]
     figures: dict[str, float] = {}
@@ -221,7 +222,7 @@ def parts(db: str, workdir: str) -> dict[str, float]:
                     g = schedule[number * BATCH + index]
                     store.save_game(tid, key=g.key, seq=g.seq, round=g.round, pairing=g.pairing,
                                     index=g.index, pair=g.pair, opening=g.opening.to_dict(),
-                                    record=record.to_dict())
+                                    record=record.to_dict(), move_data=record.encoded_moves())
 
     timed("stored (one transaction a batch)", save)
     store.close()

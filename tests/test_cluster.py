@@ -396,6 +396,47 @@ def test_a_received_record_is_the_record_it_parses_to():
         read_record(changed(lambda d: d["moves"][0].update(score="cp x")))
 
 
+def test_a_workers_plies_text_is_stored_as_it_came(tmp_path):
+    """§Requests and results: a worker sends each record's plies as one JSON
+    text (``result_game``); the coordinator reads the same record from it,
+    and stores that text as the game's ``move_data`` (not encoded again),
+    the same values a local run's row holds.  Plies replaced since, or a
+    record of another form, are encoded by the store; text that is not JSON
+    is dropped with a reason."""
+    from arbiter.cluster.task import read_record, read_result, result_game
+    from arbiter.record import GameRecord, Ply, Score
+    from arbiter.store import Store
+
+    record = GameRecord("troll", "a", "b", "1-0", "connection", "a connection",
+                        moves=[Ply("d2", "white", 5, 995, None, Score.parse("cp 35"), 7, 100, ["d2"]),
+                               Ply("f6", "black", 4, 996)])
+    sent = json.loads(json.dumps(result_game("r1-p1-g1", record)))
+    assert json.loads(sent["record"]["moves"]) == record.to_dict()["moves"]
+    # written more tightly than the store would: the row shows whose text it is
+    sent["record"]["moves"] = json.dumps(json.loads(sent["record"]["moves"]), separators=(",", ":"))
+    received = read_record(sent["record"])
+    assert received == record and received.moves == record.moves
+    assert received.encoded_moves() == sent["record"]["moves"]
+    assert record.encoded_moves() is None  # a local record: the store encodes it
+    store = Store(str(tmp_path / "t.db"))
+    tid = store.create_tournament(name="t", game="troll", format="gauntlet", identity="t",
+                                  config={}, engines=[{"name": "a"}, {"name": "b"}], total_games=2)
+    for key, kept in (("r1-p1-g1", received), ("r1-p1-g2", record)):
+        store.save_game(tid, key=key, seq=1, round=1, pairing=1, index=1, pair=1, opening={},
+                        record=kept.to_dict(), move_data=kept.encoded_moves())
+    rows = store.db.conn.execute("SELECT move_data FROM games ORDER BY key").fetchall()
+    assert rows[0][0] == sent["record"]["moves"]
+    assert json.loads(rows[0][0]) == json.loads(rows[1][0]) == record.to_dict()["moves"]
+    store.close()
+    received.moves = record.moves[:1]
+    assert received.encoded_moves() is None  # replaced: written from the plies
+    first = build_schedule(["a", "b"], games=2).games[0]
+    broken = {**sent["record"], "moves": sent["record"]["moves"][:-1]}
+    outcome = read_result({"worker": "tcp://w:1", "games": [{"key": first.key, "record": broken}]},
+                          [first])
+    assert outcome.played == [] and "not a game record" in outcome.dropped[0]
+
+
 def test_a_worker_of_another_version_is_refused():
     """§Versions: each difference is named, with both values."""
     from arbiter.cluster.task import version_problem, versions

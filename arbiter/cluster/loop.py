@@ -32,6 +32,7 @@ from typing import Any
 import trio
 
 from arbiter.clock import TimeControl
+from arbiter.cluster.task import result_game
 from arbiter.engine import Engine, EngineConfig, EngineStartError, open_engine
 from arbiter.games import get_game
 from arbiter.match import play_game
@@ -307,7 +308,7 @@ class _Pair:
                     self._handshake_failed(exc)
                     continue
                 game = self.pending.pop(0)
-                self.result["games"].append({"key": game["key"], "record": record.to_dict()})
+                self.result["games"].append(result_game(game["key"], record))
                 await self._after(game["key"], record.termination)
         finally:
             for item in self.held.values():

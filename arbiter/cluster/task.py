@@ -3,8 +3,8 @@
 A batch of game pairs travels as a *request* (a dict of JSON values: the
 games' keys, colours and openings pair by pair, the match settings, the
 engines by **name and options only**) and comes back as a *result* (the
-records as ``GameRecord.to_dict()`` values, events, a failure, the keys of
-pairs not begun).  Nothing here imports Dask or trio, so both sides
+records as ``GameRecord.to_dict()`` values, each one's plies as one JSON
+text: :func:`result_game`; events, a failure, the keys of pairs not begun).  Nothing here imports Dask or trio, so both sides
 and the tests read the same rules (``specs/cluster.md`` §Requests and results).
 
 * :func:`versions`: what must match between a coordinator and its workers;
@@ -33,11 +33,11 @@ from arbiter.schedule import ScheduledGame
 
 __all__ = [
     "CLUSTER_VERSION", "WorkerRefused", "versions", "version_problem", "make_request",
-    "engine_for", "Outcome", "read_result",
+    "engine_for", "Outcome", "result_game", "read_result",
 ]
 
 #: The layout of requests and results; a change to either bumps it.
-CLUSTER_VERSION = 2
+CLUSTER_VERSION = 3
 
 
 class WorkerRefused(RuntimeError):
@@ -135,6 +135,16 @@ def engine_for(name: str, requested: Mapping[str, Any], tables: Mapping[str, Eng
 # --------------------------------------------------------------------------
 
 
+def result_game(key: str, record: GameRecord) -> dict[str, Any]:
+    """A played game as a worker's result carries it: its key and its record's
+    ``to_dict()`` with the plies as one JSON text, which the coordinator
+    checks (:func:`read_record`) and then stores as it came, instead of
+    encoding the same plies again (``specs/cluster.md`` §Requests and results)."""
+    values = record.to_dict()
+    values["moves"] = json.dumps(values["moves"])
+    return {"key": key, "record": values}
+
+
 @dataclass
 class Outcome:
     """A result as the coordinator keeps it: the records of the requested
@@ -209,10 +219,13 @@ class ReceivedRecord(GameRecord):
     making 50 plies objects and writing them back as values is most of
     what a coordinator does with a game (``bench/README.md`` §``cluster.py``)."""
 
-    def __init__(self, data: dict[str, Any]):  # values that _canonical accepted
+    def __init__(self, data: dict[str, Any], moves_text: str | None = None):
+        # data: values that _canonical accepted; moves_text: the JSON text
+        # their plies were read from, if they came as one
         values = dict(data)
         self._ply_values: list[dict[str, Any]] | None = values.pop("moves")
         self._plies: list[Ply] | None = None
+        self._moves_text = moves_text
         self.__dict__.update(values)
 
     @property  # a field of GameRecord, made lazy here
@@ -223,7 +236,10 @@ class ReceivedRecord(GameRecord):
 
     @moves.setter
     def moves(self, plies: list[Ply]) -> None:
-        self._plies, self._ply_values = plies, None
+        self._plies, self._ply_values, self._moves_text = plies, None, None
+
+    def encoded_moves(self) -> str | None:
+        return self._moves_text
 
     @property
     def plies(self) -> int:
@@ -252,11 +268,19 @@ class ReceivedRecord(GameRecord):
 
 
 def read_record(values: Any) -> GameRecord:
-    """The record of a worker's JSON values: as they came if they are a
-    record's own ``to_dict()`` (:class:`ReceivedRecord`), else parsed
-    (:meth:`GameRecord.from_dict`, whose errors it raises)."""
+    """The record of a worker's JSON values (:func:`result_game`'s, the plies
+    one JSON text, or a ``to_dict()`` as it is): as they came if they are a
+    record's own ``to_dict()`` (:class:`ReceivedRecord`, which keeps the
+    plies' text for the store), else parsed (:meth:`GameRecord.from_dict`).
+    ValueError (and the parser's other errors) for text that is not JSON or
+    values that are not a record."""
+    text = values.get("moves") if isinstance(values, Mapping) else None
+    if type(text) is str:
+        values = {**values, "moves": json.loads(text)}
+    else:
+        text = None
     if _canonical(values):
-        return ReceivedRecord(values)
+        return ReceivedRecord(values, text)
     return GameRecord.from_dict(values)
 
 
