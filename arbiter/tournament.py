@@ -36,10 +36,12 @@ are in ``specs/tournament.md``:
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
@@ -331,7 +333,11 @@ class Tournament:
         self.schedule = config.schedule()
         self.total = len(self.schedule)
         self._rows: list[dict[str, Any]] = []
-        self._pending: list[ScheduledGame] = []
+        #: the games to play, in schedule order (a deque: taken from its front)
+        self._pending: deque[ScheduledGame] = deque()
+        #: the pending games of each game pair (pairing, pair), in schedule
+        #: order: a pair taken whole without a scan of every pending game
+        self._pending_of_pair: dict[tuple[int, int], list[ScheduledGame]] = {}
         self._started_pairs: set[tuple[int, int]] = set()
         self.running: dict[str, ScheduledGame] = {}
         self.played = 0
@@ -364,7 +370,10 @@ class Tournament:
         rows = self.store.games(self.tournament_id, with_record=False)
         keys = {row["key"] for row in rows}
         self._rows = rows
-        self._pending = [g for g in self.schedule if g.key not in keys]
+        self._pending = deque(g for g in self.schedule if g.key not in keys)
+        self._pending_of_pair = {}
+        for game in self._pending:
+            self._pending_of_pair.setdefault((game.pairing, game.pair), []).append(game)
         by_key = self.schedule.by_key()
         self._started_pairs = {(by_key[k].pairing, by_key[k].pair) for k in keys if k in by_key}
         self._tally = Tally(self.config.engine_names)
@@ -387,16 +396,26 @@ class Tournament:
         """The next game for a worker holding ``holding``'s engines, or None."""
         if self._abort or self._interrupted:
             return None
-        candidates = self._pending
+        candidates: Iterable[ScheduledGame] = self._pending
         if self.stopping_note:  # SPRT decided: only complete the pairs begun
             candidates = [g for g in candidates if (g.pairing, g.pair) in self._started_pairs]
-        if not candidates:
+        first = next(iter(candidates), None)
+        if first is None:
             return None
-        window = candidates[: 2 * self.config.concurrency + 2]
-        choice = next((g for g in window if g.players == holding), candidates[0])
-        self._pending.remove(choice)
+        choice = first
+        if holding:  # a game of the engines held, if one is near the front
+            window = itertools.islice(candidates, 2 * self.config.concurrency + 2)
+            choice = next((g for g in window if g.players == holding), first)
+        self._forget(choice)
         self._started_pairs.add((choice.pairing, choice.pair))
         return choice
+
+    def _forget(self, game: ScheduledGame) -> None:
+        """``game`` is no longer pending (taken): out of the list and of its
+        pair's (a taken game is usually at the list's front, so the list's
+        ``remove`` stops at once)."""
+        self._pending.remove(game)
+        self._pending_of_pair[game.pairing, game.pair].remove(game)
 
     def _take_pair(self) -> list[ScheduledGame] | None:
         """The pending games of the next game pair (:meth:`_take`'s choice
@@ -404,9 +423,9 @@ class Tournament:
         first = self._take(frozenset())
         if first is None:
             return None
-        rest = [g for g in self._pending if (g.pairing, g.pair) == (first.pairing, first.pair)]
+        rest = list(self._pending_of_pair[first.pairing, first.pair])  # in schedule order
         for game in rest:
-            self._pending.remove(game)
+            self._forget(game)
         return [first, *rest]
 
     def _take_pairs(self, most: int, takers: int) -> list[list[ScheduledGame]]:

@@ -898,3 +898,62 @@ def test_standings_tallied_game_by_game_match_the_games_one_by_one():
     for line in table.engines:
         mine, theirs = line.elo, per_game[line.name]
         assert mine is not None and theirs is not None and abs(mine - theirs) < 1e-6
+
+
+# --------------------------------------------------------------------------
+# Game pairs handed to a pair player (the cluster's seam)
+# --------------------------------------------------------------------------
+
+
+async def test_a_pair_player_is_handed_whole_pairs_in_schedule_order(tmp_path):
+    """specs/tournament.md §Colours and game pairs, specs/cluster.md §Game
+    pairs as tasks: the games a ``PairPlayer`` is handed are whole game pairs
+    (both games of an opening, or the one left of it on resume), pair by pair
+    in schedule order, each game once; also a pair that spans two rounds
+    (an odd ``--games``), and after a resume that stored one game of a pair.
+    The player here plays nothing: it gives each game a fixed record."""
+    from arbiter.record import GameRecord
+    from arbiter.tournament import PairResult
+
+    engines = [EngineConfig(cmd="unused", name=name) for name in ("a", "b", "c")]
+    config = TournamentConfig(game="troll", engines=engines, games=3, rounds=2, tc="depth=1",
+                              concurrency=2)
+    handed: list[list[list[str]]] = []
+
+    class Player:
+        max_batch = 3
+
+        @contextlib.asynccontextmanager
+        async def session(self, observer):
+            yield
+
+        async def play_pairs(self, pairs):
+            handed.append([[g.key for g in pair] for pair in pairs])
+            return PairResult(played=[(g, GameRecord("troll", g.white, g.black, "1-0", "connection",
+                                                     "fixed")) for pair in pairs for g in pair])
+
+        def drain(self):
+            pass
+
+    schedule = build_schedule(["a", "b", "c"], games=3, rounds=2).games
+    with Store(tmp_path / "p.db") as store:
+        tournament_id, _ = open_tournament(store, config)
+        first = schedule[0]  # one game of the first pair stored before: a resume
+        store.save_game(tournament_id, key=first.key, seq=first.seq, round=first.round,
+                        pairing=first.pairing, index=first.index, pair=first.pair,
+                        opening=first.opening.to_dict(),
+                        record=GameRecord("troll", first.white, first.black, "1-0", "connection",
+                                          "before").to_dict())
+        result = await Tournament(config, store, tournament_id, player=Player()).run()
+    assert (result.status, result.done) == ("finished", len(schedule))
+    pairs = [pair for batch in handed for pair in batch]
+    taken = [key for pair in pairs for key in pair]
+    assert sorted(taken) == sorted(g.key for g in schedule[1:])  # each once, the stored one not
+    by_key = {g.key: g for g in schedule}
+    expected: dict[tuple[int, int], list[str]] = {}
+    for game in schedule[1:]:
+        expected.setdefault((game.pairing, game.pair), []).append(game.key)
+    assert sorted(pairs) == sorted(expected.values())  # whole pairs, games in schedule order
+    assert any(len({by_key[k].round for k in pair}) == 2 for pair in pairs)  # one spans rounds
+    firsts = [by_key[pair[0]].seq for pair in pairs]
+    assert firsts == sorted(firsts)  # taken pair by pair in schedule order
