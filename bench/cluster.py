@@ -23,7 +23,9 @@ Three figures (issue 14), each printed as the median over ``--rounds``:
   them: the batch's JSON text read, the records parsed
   (``GameRecord.from_dict``), the games stored in one transaction per
   batch (``Store.save_game``), the standings once per batch, a display
-  line per game.
+  line per game; and the pairs taken (``Tournament._take_pairs``) from a
+  schedule of :data:`TAKE_GAMES` pending games, where a cost that grows
+  with the pending games would show.
 * **stop**: ``--cluster local:2`` with every engine held at its first move
   (``tests/engines_for_tournament/gate.py``), SIGINT to the coordinator,
   then the seconds until no engine process is left, and until the command
@@ -256,6 +258,37 @@ def parts(db: str, workdir: str) -> dict[str, float]:
     return figures
 
 
+#: games of the schedule the pairs are taken from in the ``taking`` part: a
+#: large tournament, where a cost that grows with the pending games shows
+TAKE_GAMES = 200_000
+
+
+def taking(workdir: str, games: int = TAKE_GAMES) -> float:
+    """CPU us per game of taking a run's game pairs (``Tournament._take_pairs``,
+    batches of 16 pairs for 64 takers) from a schedule of ``games`` pending
+    games, as a pair player's run takes them."""
+    from arbiter.config import TournamentConfig
+    from arbiter.engine import EngineConfig
+    from arbiter.store import Store
+    from arbiter.tournament import Tournament, open_tournament
+
+    names = ["a", "b", "c", "d", "e"]  # 10 pairings
+    config = TournamentConfig(game=GAME, engines=[EngineConfig(cmd="unused", name=n) for n in names],
+                              games=games // 10, tc="1+0", concurrency=64)
+    with Store(fresh_db(workdir, "take.db")) as store:
+        tournament_id, _ = open_tournament(store, config)
+        run = Tournament(config, store, tournament_id)
+        run._load()
+        began = time.process_time()
+        taken = 0
+        while pairs := run._take_pairs(16, 64):
+            taken += sum(len(pair) for pair in pairs)
+        spent = time.process_time() - began
+    if taken != games:
+        raise SystemExit(f"took {taken} games of {games}")
+    return spent * 1e6 / games
+
+
 def coordinator_cpu(cluster: OwnCluster | None, engines: str, games: int, concurrency: int,
                     workdir: str) -> tuple[float, float]:
     """The CPU of ``arbiter tournament`` itself for ``games`` games (on
@@ -395,6 +428,8 @@ def measure_cpu(options: argparse.Namespace, engines: str, workdir: str,
             for key, value in parts(os.path.join(workdir, f"cpu-{options.large}.db"),
                                     workdir).items():
                 figures.setdefault(key, []).append(value)
+            figures.setdefault(f"part: pairs taken from {TAKE_GAMES:,} pending us/game",
+                               []).append(taking(workdir))
             local_small, _ = coordinator_cpu(None, engines, options.small, options.concurrency,
                                              workdir)
             local_large, _ = coordinator_cpu(None, engines, options.large, options.concurrency,
