@@ -39,6 +39,8 @@ from arbiter.tournament import Observer, Tournament, open_tournament
 PY = sys.executable
 HERE = Path(__file__).parent / "engines_for_tournament"
 FAST = ["--tc", "depth=1", "--plain"]
+#: the in-process CLI by the name tests/test_cluster.py imports from here
+cli = invoke
 
 
 def spec(name: str, kind: str = "random", **env: str) -> str:
