@@ -189,7 +189,7 @@ def test_every_example_runs_once_and_each_reader_after_what_it_reads():
         assert any(" ".join(words).startswith(start) for words in every), start
 
 
-@pytest.mark.parametrize("run", example_runs(), ids=lambda run: " ".join(run[0])[:60])
+@pytest.mark.parametrize("run", example_runs(), ids=lambda run: " ".join(run[0])[:60].rstrip())
 def test_the_examples_run_on_a_fresh_clone(run, tmp_path):
     """A README line that runs (not in PARSED_ONLY), with the lines that read
     what it wrote, in the README's order, in a folder with examples/ and
