@@ -41,12 +41,15 @@ _keep_bytecode()
 #: the test modules that take longest, longest single test first (measured
 #: under ``-n 2``: bench/README.md §The test suite's time): started first, so
 #: that the run does not end with one worker busy on a long test while the
-#: other waits
+#: other waits.  (``worksteal`` queues the first half of the order on the
+#: first worker and the rest on the second, which then takes from the end of
+#: the first one's queue: the slow modules, their module fixtures with them,
+#: stay with the first worker and run from the start.)
 SLOW_MODULES = (
-    "test_pgn_readers", "test_readme", "test_cluster", "test_server", "test_remote",
-    "test_browser", "test_check", "test_tournament", "test_hardening_db", "test_records",
-    "test_games_properties", "test_fuzz_inputs", "test_match", "test_web",
-    "test_sample_engines", "test_ratings_list",
+    "test_browser", "test_pgn_readers", "test_server", "test_cluster", "test_remote", "test_check",
+    "test_readme", "test_protocol_codec", "test_web", "test_ratings_list", "test_tournament", "test_match",
+    "test_wire", "test_games_properties", "test_client", "test_hardening_db", "test_records",
+    "test_sample_engines", "test_fuzz_inputs", "test_atoll", "test_standings_display",
 )
 
 #: the xdist modes that let an idle worker take tests queued for the other

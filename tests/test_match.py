@@ -14,15 +14,12 @@ import json
 import math
 import random
 import subprocess
-import sys
 
 import pytest
 import trio
 from bad_engines.harness import FAST, config, group_alive, pid_alive
-from click.testing import Result
-from typer.testing import CliRunner
+from cli import invoke, start
 
-from arbiter.cli import app
 from arbiter.engine import EngineConfig, EngineStartError, EngineTimeouts, open_engine
 from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
 from arbiter.games import Color, Termination, get_game
@@ -616,33 +613,24 @@ def test_bad_engines_files(tmp_path, text, words):
 # --- the CLI ------------------------------------------------------------------------
 
 
-def cli(*args: str) -> Result:
-    """The CLI in-process (the engines are still real processes): its exit
-    status and output; an exception that is not an exit is a failure (it
-    would have been a traceback)."""
-    result = CliRunner().invoke(app, list(args))
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
-
-
 def spec(script: str, *extra: str) -> str:
     cfg = config(script)
     return " ".join([f"cmd='{cfg.cmd}'", f"name={cfg.name}", *extra])
 
 
 def test_cli_play_live_and_json(tmp_path):
-    result = cli("play", "troll", "--engine", spec("instant.py"),
+    result = invoke("play", "troll", "--engine", spec("instant.py"),
                  "--engine", spec("flood_info.py"), "--tc", "30+0.1",
                  "--log", str(tmp_path / "logs"))
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "troll: instant (White) vs flood_info (Black), tc 30+0.1"
     assert lines[1].split()[:3] == ["1.", "white", get_game("troll").start().legal_moves()[0]]
     assert "cp 42" in lines[2] and "depth 99" in lines[2]
     assert lines[-1].startswith("result: 0-1 (connection): Black wins by connection")
     assert len(list((tmp_path / "logs").iterdir())) == 2
-    result = cli("play", "troll", "-e", spec("instant.py"), "-e", spec("illegal.py"), "--json")
-    assert result.exit_code == 0, result.stderr
+    result = invoke("play", "troll", "-e", spec("instant.py"), "-e", spec("illegal.py"), "--json")
+    assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["termination"] == "illegal-move" and data["result"] == "1-0"
     assert GameRecord.from_dict(data).illegal_move == data["moves"][0]["move"]
@@ -652,14 +640,14 @@ def test_cli_play_appends_a_replayable_record(tmp_path):
     """`play --pgn` appends each finished game (specs/records.md); replay reads it back."""
     pgn = tmp_path / "games.pgn"
     for _ in range(2):
-        result = cli("play", "morris", "-e", spec("instant.py"), "-e", spec("instant.py"),
+        result = invoke("play", "morris", "-e", spec("instant.py"), "-e", spec("instant.py"),
                      "--maxplies", "12", "--pgn", str(pgn))
-        assert result.exit_code == 0, result.stderr
+        assert result.returncode == 0, result.stderr
     text = pgn.read_text()
     assert text.count('[Game "morris"]') == 2
     assert '[Termination "max-plies"]' in text
-    replay = cli("replay", str(pgn))
-    assert replay.exit_code == 0, replay.stdout + replay.stderr
+    replay = invoke("replay", str(pgn))
+    assert replay.returncode == 0, replay.stdout + replay.stderr
 
 
 def test_cli_play_engines_file_and_opening(tmp_path, monkeypatch):
@@ -668,9 +656,9 @@ def test_cli_play_engines_file_and_opening(tmp_path, monkeypatch):
     (tmp_path / "engines.toml").write_text(
         f"[engines.rep]\ncmd = '{cfg.cmd}'\nargs = {json.dumps(moves)}\n")
     monkeypatch.chdir(tmp_path)  # ./engines.toml is the default engines file
-    result = cli("play", "morris", "-e", "rep", "-e", "rep name=other",
+    result = invoke("play", "morris", "-e", "rep", "-e", "rep name=other",
                  "--moves", " ".join(moves[:-1]), "--json")
-    assert result.exit_code == 0, result.stderr
+    assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert (data["white"], data["black"]) == ("rep", "other")
     assert data["termination"] == "fewer-than-three" and len(data["moves"]) == 1
@@ -688,8 +676,8 @@ def test_cli_play_engines_file_and_opening(tmp_path, monkeypatch):
      "--pgn /proc/no/such.pgn: cannot append to it"),
 ])
 def test_cli_play_usage_errors(args, words):
-    result = cli("play", "troll", *args)
-    assert result.exit_code == 2
+    result = invoke("play", "troll", *args)
+    assert result.returncode == 2
     assert words in result.stderr and "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
 
@@ -705,8 +693,8 @@ async def test_an_unwritable_log_directory_is_a_start_error(tmp_path):
 
 
 def test_cli_play_handshake_failure():
-    result = cli("play", "troll", "-e", spec("instant.py"), "-e", spec("exit_before_ugiok.py"))
-    assert result.exit_code == 1
+    result = invoke("play", "troll", "-e", spec("instant.py"), "-e", spec("exit_before_ugiok.py"))
+    assert result.returncode == 1
     assert "handshake-failure" in result.stderr and "exit_before_ugiok" in result.stderr
     assert "the game was not played" in result.stderr and "Traceback" not in result.stderr
 
@@ -722,10 +710,8 @@ def test_cli_ctrl_c_stops_engines(tmp_path, signame):
     import time
 
     logs = tmp_path / "logs"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "arbiter", "play", "troll", "-e", spec("ignore_stop.py"),
-         "-e", spec("ignore_quit.py"), "--tc", "inf", "--stall", "600", "--log", str(logs)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = start("play", "troll", "-e", spec("ignore_stop.py"), "-e", spec("ignore_quit.py"),
+                    "--tc", "inf", "--stall", "600", "--log", logs)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # until White is searching

@@ -3,9 +3,12 @@
 Every ``sh`` code block of README.md is read line by line (a line ending in
 ``\\`` goes on), comments dropped as a shell would.  Each ``arbiter ...`` line
 must parse (its command exists, its options and arguments are accepted), and
-each one that is not in :data:`PARSED_ONLY` is run, in the README's order, in
-a fresh folder holding a copy of ``examples/`` and no database yet -- what a
-new user on a fresh clone has.  Nothing is changed for the test: a README
+each one that is not in :data:`PARSED_ONLY` is run in a fresh folder holding
+a copy of ``examples/`` and no database yet -- what a new user on a fresh
+clone has.  A line that reads what earlier lines wrote (the database, a
+record file: :data:`READS_FROM`) runs after them, in their folder, in the
+README's order; every other line is a test of its own, so that the
+examples run on both xdist workers.  Nothing is changed for the test: a README
 example that is too slow to run here must be made quicker in the README, or
 be listed in :data:`PARSED_ONLY` with the reason.
 """
@@ -140,23 +143,67 @@ def test_a_misspelt_option_would_be_caught():
         _parse(["arbiter", "match", "troll", "mcts", "greedy", "--gmaes", "4"])
 
 
-def test_the_examples_run_in_order_on_a_fresh_clone(tmp_path):
-    """Every example not in PARSED_ONLY, in the README's order, in a folder
-    with examples/ and nothing else; each ends with exit status 0."""
-    shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    ran = 0
-    for words in arbiter_commands():
+#: the README lines that read what an earlier line wrote, by their start:
+#: the start of the line they read from (its latest occurrence before
+#: them).  A line runs in the folder of the line it reads from, after it;
+#: every other line runs alone, in a folder of its own
+READS_FROM = {
+    "arbiter standings": "arbiter match troll mcts greedy",  # its tournament (1, the latest)
+    "arbiter tournaments": "arbiter match troll mcts greedy",
+    "arbiter export": "arbiter match troll mcts greedy",  # tournament 1's games
+    "arbiter replay games.pgn": "arbiter export --tournament 1",
+    "arbiter show games.pgn": "arbiter export --tournament 1",
+    "arbiter import games.pgn": "arbiter export --tournament 1",
+    "arbiter ratings --game troll": "arbiter match troll mcts greedy",
+    "arbiter ratings --game morris": "arbiter tournament -g morris",  # its games with random
+}
+
+
+def example_runs() -> list[list[list[str]]]:
+    """The README lines that run (not in :data:`PARSED_ONLY`), in groups: a
+    line with the line it reads from (:data:`READS_FROM`, transitively), in
+    the README's order; every group in the order of its first line."""
+    lines = [words for words in arbiter_commands() if " ".join(words) not in PARSED_ONLY]
+    group_of: list[int] = []  # each line's group, by the index of the group's first line
+    for at, words in enumerate(lines):
         line = " ".join(words)
-        if line in PARSED_ONLY:
+        source = next((src for start, src in READS_FROM.items() if line.startswith(start)), None)
+        if source is None:
+            group_of.append(at)
             continue
+        earlier = [i for i in range(at) if " ".join(lines[i]).startswith(source)]
+        assert earlier, f"{line!r} reads from {source!r}, which no line before it starts with"
+        group_of.append(group_of[earlier[-1]])
+    return [[words for words, group in zip(lines, group_of, strict=True) if group == first]
+            for first in dict.fromkeys(group_of)]
+
+
+def test_every_example_runs_once_and_each_reader_after_what_it_reads():
+    runs = example_runs()
+    ran = [words for run in runs for words in run]
+    every = [words for words in arbiter_commands() if " ".join(words) not in PARSED_ONLY]
+    assert sorted(map(" ".join, ran)) == sorted(map(" ".join, every))
+    for run in runs:  # each group in the README's order
+        assert sorted(run, key=every.index) == run
+    for start in READS_FROM:  # no stale entry
+        assert any(" ".join(words).startswith(start) for words in every), start
+
+
+@pytest.mark.parametrize("run", example_runs(), ids=lambda run: " ".join(run[0])[:60].rstrip())
+def test_the_examples_run_on_a_fresh_clone(run, tmp_path):
+    """A README line that runs (not in PARSED_ONLY), with the lines that read
+    what it wrote, in the README's order, in a folder with examples/ and
+    nothing else; each ends with exit status 0."""
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    for words in run:
+        line = " ".join(words)
         args, out = _redirect(words[1:])
-        run = invoke(*args, cwd=tmp_path)
-        assert run.returncode == 0, f"{line}\n{run.stdout[-2000:]}\n{run.stderr}"
+        result = invoke(*args, cwd=tmp_path)
+        assert result.returncode == 0, f"{line}\n{result.stdout[-2000:]}\n{result.stderr}"
         if out is not None:
-            Path(tmp_path, out).write_text(run.stdout, encoding="utf-8")
-        ran += 1
-    assert ran == len([words for words in arbiter_commands() if " ".join(words) not in PARSED_ONLY])
-    assert (tmp_path / "games.pgn").stat().st_size > 0 and (tmp_path / "other.db").exists()
+            Path(tmp_path, out).write_text(result.stdout, encoding="utf-8")
+        if line.startswith("arbiter import games.pgn --db other.db"):
+            assert (tmp_path / "games.pgn").stat().st_size > 0 and (tmp_path / "other.db").exists()
     assert not (tmp_path / "engines.toml").exists()  # the names resolved without one
 
 

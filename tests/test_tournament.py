@@ -3,9 +3,9 @@ files (specs/tournament.md, specs/storage.md).
 
 Every run uses ``--tc depth=1`` (the sample engines answer at once) and a
 handful of games, so each test takes a second or two.  The CLI runs
-in-process (typer's CliRunner: :func:`cli`) unless a test needs a real
+in-process (typer's CliRunner: ``cli.invoke``) unless a test needs a real
 process of its own: a signal, a SIGKILL, a pipe closed under it, or a run
-that goes on while the test changes its files (:func:`start`, :func:`arbiter`).
+that goes on while the test changes its files (``cli.start``, ``cli.arbiter``).
 """
 
 from __future__ import annotations
@@ -20,16 +20,14 @@ import sys
 import time
 import uuid
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
 from bad_engines.harness import processes_with
-from typer.testing import CliRunner
+from cli import arbiter, invoke, start
 
-from arbiter.cli import app
 from arbiter.cli.app import OUTPUT_CLOSED, Interrupted, run_interruptible
 from arbiter.config import ConfigError, TournamentConfig, engines_file_for, from_file_and_flags
 from arbiter.engine import EngineConfig
@@ -41,6 +39,8 @@ from arbiter.tournament import Observer, Tournament, open_tournament
 PY = sys.executable
 HERE = Path(__file__).parent / "engines_for_tournament"
 FAST = ["--tc", "depth=1", "--plain"]
+#: the in-process CLI by the name tests/test_cluster.py imports from here
+cli = invoke
 
 
 def spec(name: str, kind: str = "random", **env: str) -> str:
@@ -51,37 +51,6 @@ def spec(name: str, kind: str = "random", **env: str) -> str:
 def script(name: str, file: str, **env: str) -> str:
     text = f"cmd='{PY} {HERE / file}' name={name}"
     return text + "".join(f" env.{k}={v}" for k, v in env.items())
-
-
-@dataclass
-class Ran:
-    """What a command gave: its exit status and output."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-def cli(*args: str, cwd: Path) -> Ran:
-    """The CLI in-process, in folder ``cwd``; an exception other than the
-    command's exit is raised here (a traceback is a failure)."""
-    with contextlib.chdir(cwd):
-        result = CliRunner().invoke(app, list(args))
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return Ran(result.exit_code, result.stdout, result.stderr)
-
-
-def arbiter(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
-    """The CLI in a process of its own."""
-    return subprocess.run([PY, "-m", "arbiter", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
-
-
-def start(*args: str, cwd: Path) -> subprocess.Popen:
-    """The CLI in a process of its own, running on while the test goes on."""
-    return subprocess.Popen([PY, "-m", "arbiter", *args], cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
 
 
 def rows(db: Path, tournament: int = 1) -> list[dict]:
@@ -125,12 +94,12 @@ def wait_for_games(db: Path, n: int, proc: subprocess.Popen, limit: float = 60) 
 
 
 def standings_json(db: Path, cwd: Path, *extra: str) -> Any:
-    done = cli("standings", "--db", str(db), "--json", *extra, cwd=cwd)
+    done = invoke("standings", "--db", str(db), "--json", *extra, cwd=cwd)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
-def assert_clean(done: Ran | subprocess.CompletedProcess, code: int = 0) -> None:
+def assert_clean(done: subprocess.CompletedProcess, code: int = 0) -> None:
     assert done.returncode == code, done.stderr + done.stdout
     assert "Traceback" not in done.stderr
 
@@ -147,7 +116,7 @@ def test_round_robin_with_concurrency(tmp_path):
     db = tmp_path / "r.db"
     pgn = tmp_path / "games.pgn"
     logs = tmp_path / "logs"
-    done = cli("tournament", "-g", "troll", "-e", spec("a"), "-e", spec("b"),
+    done = invoke("tournament", "-g", "troll", "-e", spec("a"), "-e", spec("b"),
                    "-e", spec("c", "greedy"), "--games", "2", "--rounds", "2",
                    "--concurrency", "2", "--db", str(db), "--pgn", str(pgn),
                    "--log", str(logs), *FAST, cwd=tmp_path)
@@ -183,7 +152,7 @@ def test_gauntlet_with_random_openings(tmp_path):
     §Engine reuse (--restart: fresh processes for every game)."""
     db = tmp_path / "g.db"
     logs = tmp_path / "logs"
-    done = cli("tournament", "-g", "atoll", "-e", spec("hero"), "-e", spec("x"),
+    done = invoke("tournament", "-g", "atoll", "-e", spec("hero"), "-e", spec("x"),
                    "-e", spec("y"), "--format", "gauntlet", "--games", "2", "--restart",
                    "--random-plies", "3", "--seed", "5", "--db", str(db), "--log", str(logs),
                    *FAST, cwd=tmp_path)
@@ -213,12 +182,12 @@ def test_openings_file_each_opening_both_ways(tmp_path):
     book.write_text(f"# two openings\nc3 f6\n\n{after} moves e5\n")
     db = tmp_path / "o.db"
     pgn = tmp_path / "o.pgn"
-    done = cli("match", "troll", spec("a"), spec("b"), "--games", "4",
+    done = invoke("match", "troll", spec("a"), spec("b"), "--games", "4",
                    "--openings", str(book), "--db", str(db), "--pgn", str(pgn), *FAST, cwd=tmp_path)
     assert_clean(done)
     # one worker, one pairing: the games are stored in schedule order, and the
     # file written as they ended is what `export` writes (specs/records.md)
-    exported = cli("export", "--db", str(db), cwd=tmp_path)
+    exported = invoke("export", "--db", str(db), cwd=tmp_path)
     assert_clean(exported)
     assert exported.stdout == pgn.read_text()
     games = rows(db)
@@ -261,7 +230,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
         assert 2 <= live["games"] < 40
         # One run per tournament (specs/tournament.md §Resume): the same
         # command meanwhile is refused, naming the run, and starts nothing.
-        second = cli(*args, cwd=tmp_path)
+        second = invoke(*args, cwd=tmp_path)
         assert second.returncode == 3, second.stderr
         assert f"is being run by another process (pid {proc.pid}); nothing was started" in second.stderr
         assert "Traceback" not in second.stderr
@@ -274,7 +243,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     # the status still says running, but nobody holds the run any more
     after = standings_json(db, tmp_path)
     assert (after["tournament"]["status"], after["tournament"]["running_now"]) == ("running", False)
-    listing = cli("standings", "--list", "--db", str(db), cwd=tmp_path)
+    listing = invoke("standings", "--list", "--db", str(db), cwd=tmp_path)
     assert "running, but no run is alive (killed?)" in listing.stdout
     assert Path(f"{db}-run-1.lock").exists()  # left by the killed run, unlocked: taken over below
     assert one(db, "pragma integrity_check")[0] == "ok"
@@ -282,7 +251,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     while processes_with(tag) and time.monotonic() < deadline:
         time.sleep(0.05)
 
-    done = cli(*args, cwd=tmp_path)
+    done = invoke(*args, cwd=tmp_path)
     assert_clean(done)
     assert "resuming tournament 1" in done.stderr
     assert not Path(f"{db}-run-1.lock").exists()
@@ -344,7 +313,7 @@ def test_ctrl_c_stops_cleanly_then_resume_by_id(tmp_path):
     assert "interrupted with" in note
     assert count_games(db) < 30
 
-    done = cli("tournament", "--resume", "1", "--db", str(db), "-c", "2", "--plain", cwd=tmp_path)
+    done = invoke("tournament", "--resume", "1", "--db", str(db), "-c", "2", "--plain", cwd=tmp_path)
     assert_clean(done)
     assert len({r["key"] for r in rows(db)}) == len(rows(db)) == 30
     assert one(db, "select status from tournaments where id = 1")[0] == "finished"
@@ -449,12 +418,12 @@ async def test_a_failing_database_aborts_the_run_cleanly(tmp_path):
 def test_rerun_of_a_finished_tournament_and_new(tmp_path):
     db = tmp_path / "f.db"
     args = ["match", "troll", spec("a"), spec("b"), "--games", "2", "--db", str(db), *FAST]
-    assert_clean(cli(*args, cwd=tmp_path))
-    again = cli(*args, cwd=tmp_path)
+    assert_clean(invoke(*args, cwd=tmp_path))
+    again = invoke(*args, cwd=tmp_path)
     assert_clean(again)
     assert "already finished" in again.stderr
     assert count_games(db) == 2
-    fresh = cli(*args, "--new", cwd=tmp_path)
+    fresh = invoke(*args, "--new", cwd=tmp_path)
     assert_clean(fresh)
     assert [len(rows(db, t)) for t in (1, 2)] == [2, 2]
     listing = standings_json(db, tmp_path, "--list")
@@ -500,7 +469,7 @@ def test_no_go_before_both_engines_answered_readyok(tmp_path):
     slow = script("slow", "ready_order.py", NAME="slow", OPPONENT="fast", READY_DIR=str(ready),
                   READY_DELAY="0.3")
     fast = script("fast", "ready_order.py", NAME="fast", OPPONENT="slow", READY_DIR=str(ready))
-    done = cli("match", "troll", slow, fast, "--games", "4", "--maxplies", "6",
+    done = invoke("match", "troll", slow, fast, "--games", "4", "--maxplies", "6",
                "--db", str(tmp_path / "r.db"), *FAST, cwd=tmp_path)
     assert_clean(done)
     assert count_games(tmp_path / "r.db") == 4
@@ -588,9 +557,8 @@ def test_a_closed_output_stops_play_too(tmp_path):
     """The runner's policy for `arbiter play ... | head -1`: the engines are
     ended, a message on stderr, exit status 130, never a traceback."""
     tag = f"arbiter-test-{uuid.uuid4()}"
-    proc = subprocess.Popen([PY, "-m", "arbiter", "play", "troll", "-e", spec("a", TAG=tag),
-                             "-e", spec("b", "greedy", TAG=tag), "--tc", "depth=1"],
-                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = start("play", "troll", "-e", spec("a", TAG=tag), "-e", spec("b", "greedy", TAG=tag),
+                 "--tc", "depth=1", cwd=tmp_path)
     err = _read_first_line_then_close(proc, "troll: a (White) vs b (Black)")
     assert proc.returncode == 130, err
     assert f"interrupted ({OUTPUT_CLOSED}); engines stopped" in err and "Traceback" not in err
@@ -607,7 +575,7 @@ def test_crash_is_recovered_and_flaky_handshake_retried(tmp_path):
     the next; a failed handshake is retried once with a fresh process."""
     db = tmp_path / "x.db"
     crash_marker, flaky_marker = tmp_path / "crashed", tmp_path / "flaky"
-    done = cli("tournament", "-g", "troll",
+    done = invoke("tournament", "-g", "troll",
                    "-e", script("crashy", "crash_once.py", CRASH_MARKER=str(crash_marker)),
                    "-e", spec("steady"),
                    "-e", script("flaky", "flaky_handshake.py", FLAKY_MARKER=str(flaky_marker)),
@@ -634,7 +602,7 @@ def test_engine_that_never_handshakes_aborts_the_run(tmp_path):
     engine is started once before the tournament is created (issue 15), the
     check fails first and no tournament is left in the database."""
     db = tmp_path / "h.db"
-    done = cli("match", "troll", script("dead", "no_handshake.py"), spec("b"),
+    done = invoke("match", "troll", script("dead", "no_handshake.py"), spec("b"),
                    "--games", "2", "--db", str(db), *FAST, cwd=tmp_path)
     assert_clean(done, 1)
     assert "'dead'" in done.stderr and "handshake" in done.stderr
@@ -653,7 +621,7 @@ def test_sprt_stops_the_match_on_complete_game_pairs(tmp_path):
     """§SPRT: greedy crushes random, H1 is accepted long before the cap, and
     the match stops with its game pairs complete."""
     db = tmp_path / "s.db"
-    done = cli("match", "troll", spec("greedy", "greedy"), spec("random"),
+    done = invoke("match", "troll", spec("greedy", "greedy"), spec("random"),
                    "--sprt", "elo0=0 elo1=200 alpha=0.05 beta=0.05", "--games", "400",
                    "-c", "2", "--db", str(db), "--json", "--tc", "depth=1", cwd=tmp_path)
     assert_clean(done)
@@ -691,7 +659,7 @@ options = {{ Seed = 3 }}
 [engines.beta]
 cmd = "{PY} -m sample_engines.greedy"
 """)
-    done = cli("tournament", str(sub / "run.toml"), "--games", "2", "--tc", "depth=1",
+    done = invoke("tournament", str(sub / "run.toml"), "--games", "2", "--tc", "depth=1",
                    "--plain", cwd=tmp_path)
     assert_clean(done)
     db = sub / "results.db"
@@ -729,7 +697,7 @@ def test_bad_flags_are_rejected(tmp_path, extra, message):
     args = ["tournament", "-e", spec("a"), "-e", spec("b"), "--db", str(tmp_path / "b.db")]
     if "-g" not in extra:
         args += ["-g", "troll"]
-    done = cli(*args, *extra, cwd=tmp_path)
+    done = invoke(*args, *extra, cwd=tmp_path)
     assert done.returncode == 2
     assert done.stderr.startswith("arbiter: error:") and message in done.stderr
     assert not (tmp_path / "b.db").exists()
@@ -737,15 +705,15 @@ def test_bad_flags_are_rejected(tmp_path, extra, message):
 
 def test_resume_of_an_unknown_tournament(tmp_path):
     Store(tmp_path / "b.db").close()  # an empty results database
-    done = cli("tournament", "--resume", "7", "--db", str(tmp_path / "b.db"), cwd=tmp_path)
+    done = invoke("tournament", "--resume", "7", "--db", str(tmp_path / "b.db"), cwd=tmp_path)
     assert done.returncode == 2 and "no tournament 7" in done.stderr
-    done = cli("tournament", "--resume", "1", "-g", "troll", "--db", str(tmp_path / "b.db"), cwd=tmp_path)
+    done = invoke("tournament", "--resume", "1", "-g", "troll", "--db", str(tmp_path / "b.db"), cwd=tmp_path)
     assert done.returncode == 2 and "drop --game" in done.stderr
 
 
 def test_bad_files_are_rejected_naming_file_and_place(tmp_path):
     def run(*extra):
-        done = cli("tournament", *extra, "--db", str(tmp_path / "b.db"), cwd=tmp_path)
+        done = invoke("tournament", *extra, "--db", str(tmp_path / "b.db"), cwd=tmp_path)
         assert done.returncode == 2
         assert done.stderr.startswith("arbiter: error:")
         return done.stderr
