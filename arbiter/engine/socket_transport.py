@@ -176,7 +176,11 @@ class SocketTransport:
             fd = self._direct_fd
             if fd is None or self._held is not None or self._handed is not None:
                 arrived = self._arrived = trio.Event()
-                await arrived.wait()
+                try:
+                    await arrived.wait()
+                finally:  # (cancelled too: a push must not go to an event nobody waits on)
+                    if self._arrived is arrived:
+                        self._arrived = None
             else:
                 await self._receive_direct(fd)
         return self._take()
@@ -608,7 +612,7 @@ class SocketTransport:
         if self._arrived is not None:
             self._arrived.set()
             self._arrived = None
-        elif self._direct_waiting and self._direct_fd is not None:  # receive() waits on the socket
+        if self._direct_waiting and self._direct_fd is not None:  # receive() waits on the socket
             trio.lowlevel.notify_closing(self._direct_fd)  # (a wake-up: the descriptor stays open)
 
     def _take(self) -> Received:
