@@ -13,7 +13,10 @@ server holding many connections.
   authenticated idle connections on a server without an arena (its RSS
   before and after: memory per connection); then ``--games`` concurrent
   arena games at 10+0.1 (``2 * games`` engines) for ``--seconds``: the
-  server's CPU time per ply stored, and the time forfeits.
+  server's CPU time per ply stored, and the time forfeits.  ``--together``:
+  both at once on one server (the idle connections play atoll only, the
+  arena troll, so it leaves them idle): memory per connection, CPU per ply,
+  time forfeits, idle connections dropped.
 
 Options of the overhead part: ``--tls`` (the remote engines over TLS, a
 test authority from ``trustme``); ``--steps`` (trio task steps and scheduler
@@ -27,7 +30,7 @@ clients' instructions per ply under callgrind, 6 games less 2, so that
 start-up cancels; independent of the machine's load).
 
 Run: ``python3 bench/server.py [--rounds R] [--games-per-round N] [--idle 500]
-[--games 50] [--seconds 30] [--skip-overhead] [--skip-load] [--tls] [--steps]
+[--games 50] [--seconds 30] [--skip-overhead] [--skip-load] [--together] [--tls] [--steps]
 [--floor] [--instructions]``.
 """
 
@@ -295,8 +298,14 @@ def counted_client(args: list[str]) -> None:
 # --------------------------------------------------------------------------
 
 
+#: what an idle connection of ``--together`` declares: it plays another game
+#: than the arena's, so the arena leaves it idle (arbiter/server/arena.py)
+IDLE_GAME_OPTION = ["option name UGI_Game type combo default atoll var atoll"]
+
+
 async def _fake_engine(port: int, token: str, name: str, moves: list[str], ready) -> None:
-    """One connection answering like an instant engine (the recorded moves)."""
+    """One connection answering like an instant engine (the recorded moves);
+    one named ``idle...`` says it plays atoll only."""
     stream = await trio.open_tcp_stream("127.0.0.1", port)
     conn = WireConnection(Role.CLIENT)
     await stream.send_all(conn.send(wire.Hello(wire.WIRE_VERSION, token, name, "fake")))
@@ -318,7 +327,8 @@ async def _fake_engine(port: int, token: str, name: str, moves: list[str], ready
                 for line in event.lines:
                     word = line.split(maxsplit=1)[0] if line else ""
                     if word == "ugi":
-                        answer += ["id name fake", "ugiok"]
+                        answer += ["id name fake", *IDLE_GAME_OPTION * name.startswith("idle"),
+                                   "ugiok"]
                         if not told:
                             told = True
                             ready()
@@ -363,13 +373,20 @@ def _proc_stats(pid: int) -> tuple[int, float]:
     return rss, (int(fields[11]) + int(fields[12])) / ticks
 
 
-def _serve(db: str, *arena: str) -> tuple[subprocess.Popen[str], int]:
+def _serve(db: str, *arena: str, log: list[str] | None = None) -> tuple[subprocess.Popen[str], int]:
+    """An ``arbiter serve`` process and its port; its log read on by a thread
+    (into ``log``), so that a full pipe never holds the server."""
+    import threading
+
     proc = subprocess.Popen(_arbiter("serve", "--db", db, "--listen", "127.0.0.1:0", *arena),
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": ROOT})
     assert proc.stderr is not None
-    for line in proc.stderr:
+    stderr = proc.stderr
+    for line in stderr:
         if "listening on" in line:
+            threading.Thread(target=(log if log is not None else []).extend, args=(stderr,),
+                             daemon=True).start()
             return proc, int(line.rsplit(":", 1)[1])
     raise RuntimeError("the server did not start")
 
@@ -388,6 +405,53 @@ def _stop(*procs: subprocess.Popen[str]) -> None:
         proc.terminate()
     for proc in procs:
         proc.wait(60)
+
+
+def _arena_figures(db: str) -> tuple[int, int, int]:
+    """Plies stored, games stored and time forfeits in ``db``."""
+    with sqlite3.connect(db) as conn:
+        plies, stored = conn.execute("select sum(json_array_length(moves)), count(*) "
+                                     "from games").fetchone()
+        forfeits = conn.execute("select count(*) from games where termination = "
+                                "'time-forfeit'").fetchone()[0]
+    return plies or 0, stored, forfeits
+
+
+def load_together(idle: int, games: int, seconds: float) -> None:
+    """``idle`` idle connections and ``games`` arena games at once on one
+    server: the idle ones play atoll only (:data:`IDLE_GAME_OPTION`), the
+    arena troll, so it never pairs them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "server.db")
+        with TokenStore(db) as tokens:
+            secrets = [tokens.add(f"t{i}") for i in range(wire.MAX_CONNECTIONS // 8 + 1)]
+        log: list[str] = []
+        server, port = _serve(db, "--arena", f"game={GAME} tc=10+0.1", log=log)
+        time.sleep(1.0)
+        before, _ = _proc_stats(server.pid)
+        idlers = _load_process(port, secrets, [f"idle{i}" for i in range(idle)])
+        time.sleep(2.0)
+        with_idle, _ = _proc_stats(server.pid)
+        players = _load_process(port, secrets[::-1], [f"e{i}" for i in range(2 * games)])
+        _, cpu_start = _proc_stats(server.pid)
+        started = time.monotonic()
+        time.sleep(seconds)
+        rss_end, cpu_end = _proc_stats(server.pid)
+        elapsed = time.monotonic() - started
+        load_average = os.getloadavg()[0]
+        dropped = sum("disconnected" in line and "idle" in line for line in log)
+        _stop(players, idlers, server)
+        plies, stored, forfeits = _arena_figures(db)
+        print(f"load together: {idle} idle authenticated connections, then {games} concurrent "
+              f"arena games at 10+0.1 ({2 * games} remote engines) on the same server for "
+              f"{elapsed:.0f} s")
+        print(f"  server RSS {before / 1024:.1f} -> {with_idle / 1024:.1f} MiB with the idle "
+              f"ones ({(with_idle - before) / idle:.1f} KiB per connection), "
+              f"{rss_end / 1024:.1f} MiB at the end")
+        print(f"  {stored} games, {plies} plies stored; server CPU {cpu_end - cpu_start:.1f} s = "
+              f"{(cpu_end - cpu_start) / max(plies, 1) * 1000:.2f} ms per ply "
+              f"({(cpu_end - cpu_start) / elapsed * 100:.0f}% of a core); time forfeits: "
+              f"{forfeits}; idle connections dropped: {dropped}; load average {load_average:.2f}")
 
 
 def load(idle: int, games: int, seconds: float) -> None:
@@ -414,12 +478,7 @@ def load(idle: int, games: int, seconds: float) -> None:
         _, cpu_end = _proc_stats(server.pid)
         elapsed = time.monotonic() - started
         _stop(client, server)
-        with sqlite3.connect(db) as conn:
-            plies, stored = conn.execute("select sum(json_array_length(moves)), count(*) "
-                                         "from games").fetchone()
-            forfeits = conn.execute("select count(*) from games where termination = "
-                                    "'time-forfeit'").fetchone()[0]
-        plies = plies or 0
+        plies, stored, forfeits = _arena_figures(db)
         print(f"load: {games} concurrent arena games at 10+0.1 ({2 * games} remote engines) "
               f"for {elapsed:.0f} s: {stored} games, {plies} plies stored; server CPU "
               f"{cpu_end - cpu_start:.1f} s = {(cpu_end - cpu_start) / max(plies, 1) * 1000:.2f} "
@@ -620,6 +679,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--skip-overhead", action="store_true")
     parser.add_argument("--skip-load", action="store_true")
+    parser.add_argument("--together", action="store_true",
+                        help="the load's idle connections and arena games at once, one server")
     parser.add_argument("--floor", action="store_true",
                         help="also the bare relay against the bare pipe")
     parser.add_argument("--tls", action="store_true", help="the remote engines over TLS")
@@ -652,7 +713,7 @@ def main() -> None:
                                    only=args.only, steps=steps, client_prefix=prefix),
                  instruments=[steps] if steps else [])
     if not args.skip_load:
-        load(args.idle, args.games, args.seconds)
+        (load_together if args.together else load)(args.idle, args.games, args.seconds)
 
 
 if __name__ == "__main__":

@@ -464,6 +464,9 @@ class WireConnection:
     def send(self, frame: Frame) -> bytes:
         """The bytes of ``frame``, which this side may send now; the state
         moves on.  Raises :class:`LocalWireError` if it may not."""
+        if type(frame) is Lines and self.state is _S.OPEN and (
+                not self.eof if self.role is CLIENT else frame.think is None):
+            return encode_frame(frame)  # the usual frame: OPEN to OPEN, no order rule broken
         after = self._next(self.role, frame.KIND)
         if after is None:
             raise LocalWireError(f"{self.role.value} may not send {frame.KIND} "
@@ -508,6 +511,9 @@ class WireConnection:
             frame = decode_body(body)
         except WireError as exc:
             self._fail(exc.reason)
+        if type(frame) is Lines and self.state is _S.OPEN and (
+                not self.eof if self.peer is CLIENT else frame.think is None):
+            return frame  # the usual frame: OPEN to OPEN, no order rule broken
         self._receive(frame)
         return frame
 

@@ -22,6 +22,7 @@ import trio
 import trio.lowlevel
 import trio.testing
 from bad_engines.harness import FAST, processes_with
+from bad_engines.harness import HERE as BAD_ENGINES_DIR
 from cli import PROCESS_TIMEOUT, ListeningLog, arbiter, invoke, start
 
 from arbiter.server.arena import ArenaSpec, ArenaSpecError
@@ -318,6 +319,26 @@ def test_arena_pairs_every_engine(tmp_path: Path) -> None:
             assert server.proc.poll() is None, "".join(server.lines)
             assert time.monotonic() < deadline, "".join(server.lines)
             time.sleep(0.1)
+    finally:
+        server.interrupt(clients)
+    assert _wait_gone(tag) == []
+
+
+def test_an_arena_leaves_an_engine_that_does_not_play_its_game(tmp_path: Path) -> None:
+    """specs/wire.md §The server and the client: rc's game option lists atoll
+    only; the troll arena pairs ra and rb and leaves rc connected, unpaired."""
+    db = tmp_path / "server.db"
+    tag = f"arbiter-server-test-{uuid.uuid4().hex}"
+    server = _Server(db, tag)
+    atoll_only = (f"cmd='{PY} {Path(BAD_ENGINES_DIR) / 'instant.py'}' name=rc env.TAG={tag} "
+                  "env.BAD_ENGINE_GAMES=atoll")
+    clients = [_connect_spec(server, _token(db, "tc"), atoll_only, tag)]
+    server.wait_log("rc (tc) connected")
+    clients += [_connect(server, _token(db, f"t{name}"), name, tag) for name in ("ra", "rb")]
+    try:
+        games = server.wait_games(3)
+        assert all({game["white"], game["black"]} == {"ra", "rb"} for game in games)
+        assert not any("rc (tc) disconnected" in line for line in server.lines)
     finally:
         server.interrupt(clients)
     assert _wait_gone(tag) == []

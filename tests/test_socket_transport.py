@@ -373,3 +373,27 @@ async def test_over_tcp_a_flood_waits_for_the_frame_rate_while_receive_waits():
         assert (first[0], second[0]) == (["one"], ["two"])
         assert first[1] - started >= (extra + 1) / MAX_FRAMES_PER_SECOND - 0.001
         nursery.cancel_scope.cancel()
+
+
+async def test_over_tcp_frames_read_by_receive_keep_the_connection_alive_past_the_idle_timeout(
+        autojump_clock: trio.abc.Clock):
+    """specs/wire.md §Disconnect and resume: the peer is silent only when
+    nothing arrived for IDLE_TIMEOUT, whoever read what arrived (here a
+    waiting receive() reads every heartbeat, over three idle timeouts)."""
+    server_end, server, client_end, client = await open_tcp_pair()
+    transport = SocketTransport(server_end, server)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(transport.run)
+
+        async def beat() -> None:
+            for _ in range(round(3 * wire.IDLE_TIMEOUT / wire.HEARTBEAT_INTERVAL)):
+                await trio.sleep(wire.HEARTBEAT_INTERVAL)
+                await client_end.send_all(client.send(wire.Heartbeat()))
+            await client_end.send_all(client.send(wire.Lines(["readyok"])))
+
+        await trio.testing.wait_all_tasks_blocked()  # the transport serves: receive() reads
+        nursery.start_soon(beat)
+        lines, _, end = await transport.receive()
+        assert (lines, end) == (["readyok"], None) and transport.alive
+        assert trio.current_time() >= 3 * wire.IDLE_TIMEOUT
+        nursery.cancel_scope.cancel()

@@ -83,7 +83,11 @@ class RemoteSession:
 
     def ends_search(self, lines: list[str]) -> bool:
         """Whether ``lines`` answer the search in progress (a ``bestmove``)."""
-        return self.go_at is not None and any(line.startswith("bestmove") for line in lines)
+        if self.go_at is not None:
+            for line in lines:  # (a loop: a generator costs more than these few lines)
+                if line.startswith("bestmove"):
+                    return True
+        return False
 
     def credit(self, now: float, think_ms: int | None, rtt: float | None) -> float:
         """The time a bestmove read at ``now`` is credited with: the search's

@@ -92,7 +92,7 @@ class SocketTransport:
         self._detail: str | None = None  # why the stream ended, once it has
         self._inbox: deque[Received] = deque()
         self._inbox_bytes = 0
-        self._arrived = trio.Event()
+        self._arrived: trio.Event | None = None  # receive() waits for a push (not on the socket)
         self._outbox = bytearray()
         self._in_flight = 0  # bytes taken by the writer, not yet written
         self._write_scope: trio.CancelScope | None = None  # the write under way (shielded)
@@ -105,7 +105,7 @@ class SocketTransport:
         self._held: wire.Frame | None = None  # read, waiting for the frame rate (until _held_until)
         self._held_until = 0.0
         self._direct_fd: int | None = None  # receive()'s own descriptor of a plain TCP socket
-        self._receive_scope: trio.CancelScope | None = None  # receive() waits on _direct_fd
+        self._direct_waiting = False  # receive() waits on _direct_fd (woken by notify_closing)
         self._reader_scope: trio.CancelScope | None = None  # the reader waits (to wake it)
         self._handed: _Dropped | None = None  # a drop receive() found, for the reader to raise
         now = trio.current_time()
@@ -159,12 +159,13 @@ class SocketTransport:
         if self._log is not None:
             for line in lines:
                 self._log.write(">", line)
-        if self.session_state.sent(lines, trio.current_time()):
+        now = trio.current_time()
+        if self.session_state.sent(lines, now):
             self._game_on = True
         if self.detached_since is not None:
             return  # kept by the session state if it matters; replayed by the resume
         try:
-            self._queue(*wire.lines_frames(lines))
+            self._queue_at(wire.lines_frames(lines), now)
         except wire.LocalWireError:
             self._end("closed the connection (a line the wire cannot carry)")
         if self._detail is not None:
@@ -174,7 +175,12 @@ class SocketTransport:
         while not self._inbox:
             fd = self._direct_fd
             if fd is None or self._held is not None or self._handed is not None:
-                await self._arrived.wait()
+                arrived = self._arrived = trio.Event()
+                try:
+                    await arrived.wait()
+                finally:  # (cancelled too: a push must not go to an event nobody waits on)
+                    if self._arrived is arrived:
+                        self._arrived = None
             else:
                 await self._receive_direct(fd)
         return self._take()
@@ -307,7 +313,7 @@ class SocketTransport:
                 raise self._handed
             with trio.CancelScope() as scope:
                 self._reader_scope = scope
-                wait = self._consume()
+                wait = self._consume(trio.current_time())
                 if wait:
                     await trio.sleep(wait)  # the flooder's own connection waits, nobody else
                     continue
@@ -320,59 +326,60 @@ class SocketTransport:
 
     async def _read_chunk(self, fd: int | None) -> bytes | bytearray | None:
         """The next bytes of the stream (b"": it ended); None after
-        :data:`~protocol.wire.IDLE_TIMEOUT` of silence.  A plain TCP socket
-        is read directly (``wait_readable``, one ``os.read``: no extra
-        scheduler pass after the read, unlike trio's ``receive_some``)."""
-        with trio.move_on_at(self._last_received + wire.IDLE_TIMEOUT):
-            if fd is None:
-                try:
-                    return await self._stream.receive_some(wire.READ_CHUNK)
-                except CLOSED_ERRORS:
-                    return b""
-            while True:
-                try:
-                    await trio.lowlevel.wait_readable(fd)
-                    if self._receive_scope is not None:
-                        continue  # receive() waits on the socket too: it reads in this pass
-                    return os.read(fd, wire.READ_CHUNK)
-                except BlockingIOError:
-                    continue
-                except (trio.ClosedResourceError, OSError):
-                    return b""
-        return None
+        :data:`~protocol.wire.IDLE_TIMEOUT` of silence (counted from the
+        last bytes read, by this task or by :meth:`receive`).  A plain TCP
+        socket is read directly (``wait_readable``, one ``os.read``: no extra
+        scheduler pass after the read, unlike trio's ``receive_some``);
+        while receive() waits on it, receive() reads, woken in the same pass."""
+        while True:
+            with trio.move_on_at(self._last_received + wire.IDLE_TIMEOUT):
+                if fd is None:
+                    try:
+                        return await self._stream.receive_some(wire.READ_CHUNK)
+                    except CLOSED_ERRORS:
+                        return b""
+                while True:
+                    try:
+                        await trio.lowlevel.wait_readable(fd)
+                        if self._direct_waiting:
+                            continue  # receive() waits on the socket too: it reads in this pass
+                        return os.read(fd, wire.READ_CHUNK)
+                    except BlockingIOError:
+                        continue
+                    except (trio.ClosedResourceError, OSError):
+                        return b""
+            if trio.current_time() >= self._last_received + wire.IDLE_TIMEOUT:
+                return None  # (else receive() read meanwhile: the silence counts from then)
 
     async def _receive_direct(self, fd: int) -> None:
         """Kept for speed (``bench/README.md`` §The match server): the
         receiver reads the socket in its own step, as ``PipeTransport``
         reads its pipe, so that a frame reaches the conversation without a
-        task hop.  Returns when the inbox may have something (or the reader
-        must take over: a drop, a frame held for the rate)."""
-        scope = self._receive_scope = trio.CancelScope()
-        data: bytes | bytearray | None = b""
+        task hop, and without a cancel scope of its own: the reader's timer
+        knows silence, and another task that pushes a line (an end, a frame
+        held for the rate) wakes this wait with ``notify_closing`` on
+        receive()'s own descriptor.  Returns when the inbox may have
+        something (or the reader must take over: a drop, a frame held for
+        the rate)."""
+        self._direct_waiting = True
         try:
-            with scope, trio.move_on_at(self._last_received + wire.IDLE_TIMEOUT) as idle:
-                while True:
-                    try:
-                        await trio.lowlevel.wait_readable(fd)
-                        data = os.read(fd, wire.READ_CHUNK)
-                        break
-                    except BlockingIOError:  # the reader took it first
-                        if self._inbox or self._direct_fd != fd:
-                            return
-                    except (trio.ClosedResourceError, OSError):  # closed under us: the reader's
-                        return
-        finally:
-            self._receive_scope = None
-        if scope.cancelled_caught:
+            await trio.lowlevel.wait_readable(fd)
+        except trio.ClosedResourceError:  # woken by a push, or the descriptor closed (the reader's)
             return
-        if idle.cancelled_caught:
-            data = None
+        finally:
+            self._direct_waiting = False
+        try:
+            data = os.read(fd, wire.READ_CHUNK)
+        except BlockingIOError:  # the reader took it first
+            return
+        except OSError:  # reset: the end of the stream
+            data = b""
         try:
             self._take_data(data)
         except _Dropped as dropped:
             self._hand(dropped)
             return
-        if self._consume():
+        if self._consume(self._last_received):
             self._hand(None)  # the reader waits for the rate, then takes the held frame
 
     def _hand(self, dropped: _Dropped | None) -> None:
@@ -388,16 +395,18 @@ class SocketTransport:
             raise _Dropped(f"was silent for {wire.IDLE_TIMEOUT:g} s")
         if not data and self._conn.state is WireState.OPEN:
             raise _Dropped("dropped the connection without a close")
-        self._last_received = trio.current_time()
+        self._last_received = trio.current_time()  # (the frames' arrival: _consume's now)
         try:
             self._conn.receive_data(data)
         except WireError as exc:
             self._end(f"broke the wire ({exc.reason})", close=exc.reason)
 
-    def _consume(self) -> float:
+    def _consume(self, now: float) -> float:
         """Take the frames the connection has buffered, in order, at most
-        :data:`~protocol.wire.MAX_FRAMES_PER_SECOND` (:class:`~protocol.wire.FrameRate`);
-        the seconds to wait before the next one (0: none left, or the stream is over)."""
+        :data:`~protocol.wire.MAX_FRAMES_PER_SECOND` (:class:`~protocol.wire.FrameRate`),
+        stamped ``now`` (when their bytes were read, or a held frame was let
+        through); the seconds to wait before the next one (0: none left, or
+        the stream is over)."""
         conn = self._conn
         try:
             while self._detail is None:
@@ -407,16 +416,16 @@ class SocketTransport:
                     if event is NEED_DATA:
                         return 0.0
                     frame = event
-                    wait = self._rate.wait(trio.current_time())
+                    wait = self._rate.wait(now)
                     if wait:
-                        self._held, self._held_until = frame, trio.current_time() + wait
+                        self._held, self._held_until = frame, now + wait
                         return wait
                 else:
-                    left = self._held_until - trio.current_time()
+                    left = self._held_until - now
                     if left > 0:
                         return left
                     self._held = None
-                self._frame(frame)
+                self._frame(frame, now)
         except WireError as exc:
             self._end(f"broke the wire ({exc.reason})", close=exc.reason)
         return 0.0
@@ -428,10 +437,9 @@ class SocketTransport:
             trio.lowlevel.notify_closing(fd)
             os.close(fd)
 
-    def _frame(self, frame: wire.Frame) -> bool:
-        """Take one frame from the client; False once the stream is over."""
-        now = trio.current_time()
-        if isinstance(frame, wire.Lines):
+    def _frame(self, frame: wire.Frame, now: float) -> bool:
+        """Take one frame from the client, which arrived at ``now``; False once the stream is over."""
+        if type(frame) is wire.Lines:
             self._arrive(frame, now)
         elif isinstance(frame, wire.Sync):
             if self._sync_at is not None:
@@ -588,7 +596,7 @@ class SocketTransport:
             self.think = frame.think
         if state.ends_search(lines):
             credited = state.credit(now, frame.think, self.rtt)
-        size = sum(len(line) for line in lines)
+        size = sum(map(len, lines))
         if self._inbox_bytes + size > MAX_INBOX_BYTES:
             self._end(f"sent over {MAX_INBOX_BYTES} bytes of lines nobody asked for",
                       close="too many unrequested lines")
@@ -601,31 +609,42 @@ class SocketTransport:
             for line in received[0]:
                 self._log.write("<", line)
         self._inbox.append(received)
-        self._arrived.set()
-        if self._receive_scope is not None:  # receive() waits on the socket: it has a reply
-            self._receive_scope.cancel()
+        if self._arrived is not None:
+            self._arrived.set()
+            self._arrived = None
+        if self._direct_waiting and self._direct_fd is not None:  # receive() waits on the socket
+            trio.lowlevel.notify_closing(self._direct_fd)  # (a wake-up: the descriptor stays open)
 
     def _take(self) -> Received:
         received = self._inbox.popleft()
-        self._inbox_bytes -= sum(len(line) for line in received[0])
-        if not self._inbox:
-            self._arrived = trio.Event()
+        self._inbox_bytes -= sum(map(len, received[0]))
         return received
 
     def _queue(self, *frames: wire.Frame) -> None:
+        self._queue_at(frames, trio.current_time())
+
+    def _queue_at(self, frames: tuple[wire.Frame, ...] | list[wire.Lines], now: float) -> None:
         """Frames for the writer; over :data:`~protocol.wire.MAX_SEND_BUFFER`
         held for the peer, its connection ends (``did not read``)."""
         if self._detail is not None and not self._closing:
             return
-        data = b"".join(self._conn.send(frame) for frame in frames)
+        send = self._conn.send
+        data = send(frames[0]) if len(frames) == 1 else b"".join([send(frame) for frame in frames])
         if len(self._outbox) + self._in_flight + len(data) > wire.MAX_SEND_BUFFER:
             self._outbox.clear()
             self._end(f"did not read: over {wire.MAX_SEND_BUFFER} bytes queued for it")
             return
         if not self._outbox and not self._in_flight and self.detached_since is None:
-            sent = write_now(self._stream, data)
+            fd = self._direct_fd  # our own descriptor of a plain TCP socket, while it is served
+            if fd is None:
+                sent = write_now(self._stream, data)
+            else:
+                try:
+                    sent = os.write(fd, data)
+                except OSError:  # full, or broken: the writer task deals with it
+                    sent = 0
             if sent == len(data):
-                self._last_sent = trio.current_time()
+                self._last_sent = now
                 return
             data = data[sent:]
         self._outbox += data

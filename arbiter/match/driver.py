@@ -131,7 +131,11 @@ class _Driver:
         A remote engine's search is waited for longer by its lag allowance
         (the most its lag quota can take off the time it is charged), so
         that a move the quota brings within the clock is not cut: the state
-        judges the reply's credited time (specs/wire.md §Clock fairness)."""
+        judges the reply's credited time (specs/wire.md §Clock fairness).
+        Its deadline is kept by the same slack rule once the go went (the
+        allowance is known then); before, only a deadline earlier than the
+        search's is moved: a remote engine's write never waits (its
+        transport queues what the peer does not take at once)."""
         action: Action = go
         engine = self.players[go.color].engine
         before = self._started
@@ -146,13 +150,16 @@ class _Driver:
                 engine = self.players[go.color].engine
                 self._started = before = now
                 due = before + go.seconds
-                if not due <= deadline <= due + DEADLINE_SLACK:
+                lag = self._lag[go.color]
+                if deadline < due or (lag is None and deadline > due + DEADLINE_SLACK):
                     scope.deadline = deadline = due + DEADLINE_SLACK
                 reply: Answer | None = None
                 try:
                     self._started = await engine.go(go.position, go.limits, go.mover_is_p1)
-                    if (lag := self._lag[go.color]) is not None:  # read once the go went
-                        scope.deadline = deadline = self._started + go.seconds + lag() + DEADLINE_SLACK
+                    if lag is not None:  # the allowance is read once the go went
+                        due = self._started + go.seconds + lag()
+                        if not due <= deadline <= due + DEADLINE_SLACK:
+                            scope.deadline = deadline = due + DEADLINE_SLACK
                     self._record()  # the previous ply, while this engine thinks
                     reply = await engine.wait_bestmove()
                 except EngineFaultError:

@@ -103,9 +103,12 @@ def open_arena(store: Store, spec: ArenaSpec) -> int:
 
 
 class Arena:
-    """Pairs the registry's idle engines (:func:`_pair`: the longest waiting
-    first, not twice in a row against the same one when another is free) and plays :attr:`spec`'s games into
-    tournament ``tournament_id`` of ``store`` until cancelled."""
+    """Pairs the registry's idle engines that play its game (:func:`_pair`:
+    the longest waiting first, not twice in a row against the same one when
+    another is free) and plays :attr:`spec`'s games into tournament
+    ``tournament_id`` of ``store`` until cancelled.  An engine whose game
+    option does not list the game is left for another arena (paired, it
+    would fail the game's start and be disconnected, and its opponent with it)."""
 
     def __init__(self, spec: ArenaSpec, registry: Registry, store: Store, tournament_id: int,
                  *, log: Log):
@@ -123,7 +126,8 @@ class Arena:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self.live.keep_written)
             while True:
-                idle = self.registry.idle()
+                idle = [remote for remote in self.registry.idle()  # (None: no game option)
+                        if remote.engine.session.plays(self.spec.game) is not False]
                 if len(idle) < 2:
                     await self.registry.wait_change()
                     continue
