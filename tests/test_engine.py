@@ -117,6 +117,46 @@ async def test_options_are_checked_before_any_is_sent(tmp_path):
     assert "setoption" not in log.read_text()
 
 
+async def test_a_search_already_stopped_is_not_stopped_twice(autojump_clock):
+    """specs/match.md §One game (4): after a game that ended while the
+    engine searched, ``finish_search`` stops the search and drains its
+    bestmove; a search the match already told to ``stop`` (a stall) is not
+    told again, and its bestmove is waited for only until that stop's
+    timeout ends (a stalled engine costs one stop timeout, not two).  The
+    mock refuses any line not expected: a second ``stop`` fails the test."""
+    limits = SearchLimits(time_ms=900, opponent_time_ms=900)
+    engine, transport = await mock_engine()
+    transport.expect("position startpos")
+    transport.expect("go p1time 900 p2time 900 p1inc 0 p2inc 0")
+    transport.expect("stop")
+    await engine.go(b"position startpos\n", limits, mover_is_p1=True)
+    await engine.stop()
+    stopped = trio.current_time()
+    await trio.sleep(FAST.stop)  # the match's grace, unanswered: a stall
+    assert not await engine.finish_search()
+    assert trio.current_time() == stopped + FAST.stop  # no second wait
+    assert fault_of(engine).kind == "stall"
+    transport.assert_done()
+
+    engine, transport = await mock_engine()  # stopped, answered within that stop's timeout
+    transport.expect("position startpos")
+    transport.expect("go p1time 900 p2time 900 p1inc 0 p2inc 0")
+    transport.expect("stop")
+    await engine.go(b"position startpos\n", limits, mover_is_p1=True)
+    await engine.stop()
+    await trio.sleep(FAST.stop / 2)
+    transport.write("bestmove a1")
+    assert await engine.finish_search() and engine.healthy
+
+    transport.expect("position startpos")  # a new search after that stop: stopped afresh
+    transport.expect("go p1time 900 p2time 900 p1inc 0 p2inc 0")
+    transport.expect("stop", "bestmove b1")
+    await engine.go(b"position startpos\n", limits, mover_is_p1=True)
+    await trio.sleep(FAST.stop * 4)  # longer than the last stop's timeout
+    assert await engine.finish_search() and engine.healthy
+    transport.assert_done()
+
+
 @pytest.mark.parametrize("options, words", [
     ({"Depth": "10"}, "option 'Depth': value 10 outside [1, 9]"),
     ({"Depth": "deep"}, "is not an integer"),

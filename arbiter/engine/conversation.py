@@ -94,6 +94,9 @@ class Engine:
         #: that ends it (none are kept while no search is on)
         self._info = SearchInfo()
         self._ready_asked = 0.0  # when start_new_game() wrote its isready
+        #: when stop() was written in the current search (None: not yet):
+        #: finish_search() then waits out that stop's timeout, not a second one
+        self._stopped_at: float | None = None
 
     # -- identity ----------------------------------------------------------------------
 
@@ -245,6 +248,7 @@ class Engine:
         else:
             data += session.send_go(limits, mover_is_p1)
         await self._write(data)
+        self._stopped_at = None
         return trio.current_time()
 
     async def wait_bestmove(self) -> Reply:
@@ -256,16 +260,25 @@ class Engine:
 
     async def stop(self) -> None:
         await self.send(Stop())
+        self._stopped_at = trio.current_time()
 
     async def finish_search(self) -> bool:
         """After a game that ended during this engine's search: ``stop`` and
         drain the ``bestmove`` so the engine can be reused.  False (and the
-        engine marked faulted) if it does not answer within the stop timeout."""
+        engine marked faulted) if it does not answer within the stop timeout.
+
+        A search already told to ``stop`` (a game ended by a stall: the match
+        sent it and waited its grace) is not told again: the bestmove is
+        waited for until that stop's timeout ends, so a stalled engine costs
+        one stop timeout, not two."""
         if not self.searching or self.fault is not None:
             return self.fault is None
-        with trio.move_on_after(self.timeouts.stop):
+        stopped = self._stopped_at
+        deadline = (trio.current_time() if stopped is None else stopped) + self.timeouts.stop
+        with trio.move_on_at(deadline):
             try:
-                await self.stop()
+                if stopped is None:
+                    await self.stop()
                 await self.wait_bestmove()
                 return True
             except EngineFaultError:
@@ -282,6 +295,8 @@ class Engine:
         The caller bounds the time (a full pipe blocks)."""
         await self._catch_up()
         await self._write(b"".join([self.session.send(msg) for msg in messages]))
+        if any(type(msg) is Go for msg in messages):
+            self._stopped_at = None  # a new search: not stopped yet
 
     async def _write(self, data: bytes) -> None:
         if self.fault is not None:
