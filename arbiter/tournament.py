@@ -411,8 +411,8 @@ class Tournament:
         return choice
 
     def _forget(self, game: ScheduledGame) -> None:
-        """``game`` is no longer pending (taken): out of the list and of its
-        pair's (a taken game is usually at the list's front, so the list's
+        """``game`` is no longer pending (taken): out of the pending games and
+        of its pair's (a taken game is usually at the front, so each
         ``remove`` stops at once)."""
         self._pending.remove(game)
         self._pending_of_pair[game.pairing, game.pair].remove(game)

@@ -4,8 +4,9 @@ A batch of game pairs travels as a *request* (a dict of JSON values: the
 games' keys, colours and openings pair by pair, the match settings, the
 engines by **name and options only**) and comes back as a *result* (the
 records as ``GameRecord.to_dict()`` values, each one's plies as one JSON
-text: :func:`result_game`; events, a failure, the keys of pairs not begun).  Nothing here imports Dask or trio, so both sides
-and the tests read the same rules (``specs/cluster.md`` §Requests and results).
+text: :func:`result_game`; events, a failure, the keys of pairs not begun).
+Nothing here imports Dask or trio, so both sides and the tests read the same
+rules (``specs/cluster.md`` §Requests and results).
 
 * :func:`versions`: what must match between a coordinator and its workers;
 * :func:`make_request` / :func:`engine_for`: the coordinator's side of a
