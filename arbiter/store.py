@@ -49,6 +49,7 @@ import shlex
 import shutil
 import sqlite3
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -71,6 +72,11 @@ _OUR_TABLES = ("tournaments", "engines", "entrants", "games", "events")
 #: transaction or a checkpoint; short enough that a lock left by a stuck
 #: process ends the run with a message instead of hanging it.
 BUSY_TIMEOUT = 30.0
+#: seconds between two tries of the switch to WAL while another process
+#: holds the file (two runs opening a new or old file at once): SQLite
+#: answers that switch "locked" at once, without its busy handler, so it is
+#: tried again until :data:`BUSY_TIMEOUT`; short beside a switch's few ms.
+WAL_RETRY = 0.02
 
 # SQLite's primary result codes (sqlite3.h) that mean something to a user
 _BUSY, _LOCKED, _PERM, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = (
@@ -260,7 +266,7 @@ class Store:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
             self.db = Database(conn)
             if not readonly:
-                self.db.enable_wal()
+                self._enable_wal(busy_timeout)
                 # NORMAL in WAL mode: a committed game survives any crash of
                 # the process (SIGKILL); only an OS crash may lose the last ones.
                 self.db.execute("PRAGMA synchronous = NORMAL")
@@ -272,6 +278,20 @@ class Store:
                 self._check_schema()
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: {explain(exc, busy_timeout)} ({exc})") from None
+
+    def _enable_wal(self, busy_timeout: float) -> None:
+        """The file in WAL mode, the switch tried again every
+        :data:`WAL_RETRY` while another process holds it (up to
+        ``busy_timeout``; then its ``sqlite3.OperationalError``)."""
+        deadline = time.monotonic() + busy_timeout
+        while True:
+            try:
+                self.db.enable_wal()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+            time.sleep(WAL_RETRY)
 
     # -- lifecycle -------------------------------------------------------
 
