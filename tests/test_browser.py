@@ -24,14 +24,21 @@ pytestmark = pytest.mark.skipif(
     reason="Debian's chromium and chromedriver are not installed (.ci/run installs them)")
 
 PYTHON = __import__("sys").executable
-#: two searchers that spend their share of the clock on each move (TC): a
-#: game lasts seconds, there is time to watch it
-ENGINES = (f"cmd={PYTHON} arg=-m arg=sample_engines.mcts name=mcts-a",
-           f"cmd={PYTHON} arg=-m arg=sample_engines.mcts name=mcts-b")
+PACED = Path(__file__).parent / "engines_for_tournament" / "paced.py"
+#: two engines that spend their share of the clock (TC) on each move, asleep
+#: (a searcher such as mcts does the same, burning a core that the other tests
+#: want): a game lasts seconds, there is time to watch it
+ENGINES = (f"cmd={PYTHON} arg={PACED} name=paced-a", f"cmd={PYTHON} arg={PACED} name=paced-b")
 TC = "8+0.1"
+#: each game ends here (a draw by the ply limit, or sooner by the rules): about
+#: 0.3 s a move at TC, seconds a game, longer than a clock tick and a page load
+MAXPLIES = 24
 #: Games in progress tried for a live game page (each may end before its page loads).
 LIVE_PAGE_TRIES = 5
-GAMES = 4
+#: the first game is watched to its end, a second one followed to its stored
+#: page; the third keeps a game in progress should the second end before its
+#: page loads
+GAMES = 3
 #: seconds a page may take to show what it waits for: a guard against a
 #: hang on a loaded machine, never a measure of speed
 WAIT = 120
@@ -105,7 +112,7 @@ def running(tmp_path):
     it: (the tournament's process, the view's URL)."""
     db = tmp_path / "browser.db"
     run = start("match", "troll", *ENGINES, "--games", GAMES, "-c", 1, "--tc", TC,
-                "--db", db, "--plain")
+                "--maxplies", MAXPLIES, "--db", db, "--plain")
     web = None
     try:
         deadline = time.monotonic() + PROCESS_TIMEOUT

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -24,7 +25,16 @@ import trio
 import trio.testing
 from bad_engines.harness import FAST, processes_with
 from cli import PROCESS_TIMEOUT, ListeningLog, invoke, start
-from test_server import FAULTS, HELD_ENGINE, _connect, _Server, _token, _wait_gone, spec
+from test_server import (
+    FAULTS,
+    HELD_ENGINE,
+    _connect,
+    _frames_until_eof,
+    _Server,
+    _token,
+    _wait_gone,
+    spec,
+)
 
 from arbiter.cli.records import ARENA_FORMAT as CLI_ARENA_FORMAT
 from arbiter.config import TournamentConfig
@@ -231,22 +241,32 @@ def test_a_remote_run_off_loopback_needs_tls_or_insecure(tmp_path: Path) -> None
     assert _rows(db, "select * from tournaments") == []
 
 
+#: the wait of the test below: it must outlast one connection from this test
+#: process (milliseconds; no process to start), and is waited out in full
+REFUSED_WAIT = "3"
+
+
 def test_wait_expires_and_a_wrong_token_is_refused(tmp_path: Path) -> None:
     """specs/tournament.md §Remote engines: a client with a wrong token is
-    refused (exit 1); the run's wait then expires with an error naming the
-    missing engine, exit 1, and no tournament is left behind."""
+    refused (its connection closed with the reason; ``arbiter connect``'s exit 1
+    on a refusal: ``test_server.test_arena_games_over_the_wire``); the run's wait
+    then expires with an error naming the missing engine, exit 1, and no
+    tournament is left behind."""
     db = tmp_path / "r.db"
     tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
     _token(db, "bob")
     run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--tc", TC, "--db", db,
-               "--wait-engines", "20", tag=tag)
-    refused = run.connect("bob.wrong", spec("bob", tag), tag)
-    _, refused_err = refused.communicate(timeout=PROCESS_TIMEOUT)
-    assert refused.returncode == 1 and "refused: unknown or revoked token" in refused_err
+               "--wait-engines", REFUSED_WAIT, tag=tag)
+    conn = WireConnection(CLIENT)
+    with socket.create_connection(("127.0.0.1", run.port)) as sock:
+        sock.sendall(conn.send(wire.Hello(wire.WIRE_VERSION, "bob.wrong", "bob", "raw")))
+        conn.receive_data(_frames_until_eof(sock))
+    assert conn.next_event() == wire.Refusal("unknown or revoked token")
     status, _, err = run.wait()
     assert status == 1, err
     assert "refused: unknown or revoked token" in err
-    assert "--wait-engines 20: not connected in time: remote:bob; nothing was played" in err
+    assert (f"--wait-engines {REFUSED_WAIT}: not connected in time: remote:bob; nothing was played"
+            in err)
     assert "Traceback" not in err
     assert _rows(db, "select * from tournaments") == []
     assert _wait_gone(tag) == []
@@ -275,7 +295,8 @@ def test_remote_engine_lost_mid_game_is_waited_for_again(tmp_path: Path) -> None
     held.write_text(HELD_ENGINE)
     mark, gate = tmp_path / "mark", tmp_path / "gate"
     token = _token(db, "bob")
-    run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--tc", "5+0.1", "--games", "2",
+    # the cut game lasts until bob's clock runs out: a short one (test_server.SHORT_ARENA)
+    run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--tc", "3+0.1", "--games", "2",
                "--db", db, tag=tag)
     held_spec = (f"cmd='{sys.executable} {held}' name=bob env.TAG={tag} "
                  f"env.MARK={mark} env.GATE={gate}")

@@ -38,6 +38,12 @@ FAULTS = ("crash", "protocol-error", "stall", "time-forfeit")
 
 #: the arena of these tests: instant engines, a clock no honest one runs out of
 ARENA = "game=troll tc=20+0.2"
+#: the arena of a test where an engine's client is killed and stays away: its
+#: game ends when the gone engine's clock runs out (the clock goes on while it
+#: is away, specs/wire.md §Disconnect and resume), so a short clock makes a short
+#: wait; the increment is still a hundred times what an instant engine's move
+#: over loopback costs
+SHORT_ARENA = "game=troll tc=3+0.1"
 
 
 def spec(name: str, tag: str) -> str:
@@ -106,9 +112,9 @@ def _connect(server: _Server, token: str, name: str, tag: str,
                  *options, env={"TAG": tag})
 
 
-def _raw_hello(server: _Server, token: str, name: str) -> socket.socket:
-    """A raw connection that sends its hello and reads nothing more."""
-    sock = socket.create_connection(("127.0.0.1", server.port))
+def _raw_hello(port: int, token: str, name: str) -> socket.socket:
+    """A raw connection to ``port`` that sends its hello and reads nothing more."""
+    sock = socket.create_connection(("127.0.0.1", port))
     sock.sendall(WireConnection(CLIENT).send(wire.Hello(wire.WIRE_VERSION, token, name, "raw")))
     return sock
 
@@ -167,8 +173,8 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
             assert b"over the limit" in _frames_until_eof(sock)
 
         # a client that floods and one that stops reading, each on its own connection
-        flooder, deaf = _raw_hello(server, _token(db, "carol"), "fl"), \
-            _raw_hello(server, _token(db, "dave"), "nr")
+        flooder, deaf = _raw_hello(server.port, _token(db, "carol"), "fl"), \
+            _raw_hello(server.port, _token(db, "dave"), "nr")
         stop = threading.Event()
         flood = threading.Thread(target=_flood, args=(flooder, stop), daemon=True)
         flood.start()
@@ -461,7 +467,7 @@ def test_client_killed_mid_arena(tmp_path: Path) -> None:
     is lost by that engine, the server drops it and pairs the next one."""
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    server = _Server(db, tag)
+    server = _Server(db, tag, SHORT_ARENA)
     ra = _connect(server, _token(db, "alice"), "ra", tag)
     rb = _connect(server, _token(db, "bob"), "rb", tag)
     rc: subprocess.Popen[str] | None = None
@@ -568,7 +574,7 @@ def test_a_client_killed_mid_game_comes_back_and_the_game_goes_on(tmp_path: Path
 
 def test_a_client_killed_mid_game_that_stays_away_loses_by_disconnect(tmp_path: Path) -> None:
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    server, clients, _ = _kill_mid_game(tmp_path, "game=troll tc=3+0.1", tag)
+    server, clients, _ = _kill_mid_game(tmp_path, SHORT_ARENA, tag)
     try:
         first = server.wait_games(1)[0]
         assert first["termination"] == "disconnect", first
