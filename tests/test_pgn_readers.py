@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli import invoke
+from cli import PROCESS_TIMEOUT, invoke, start
 
 from arbiter import records
 from arbiter.games import get_game
@@ -84,27 +84,36 @@ def export(tmp_path_factory) -> str:
     """A real export: every game, a position-string opening, every ending."""
     where = tmp_path_factory.mktemp("readers")
     db = where / "all.db"
-    for game in ("troll", "atoll", "morris", "talisman"):  # rule endings (and max-plies, maybe)
-        run("match", game, RANDOM, GREEDY, "--games", "2", "--tc", "depth=1",
-            "--maxplies", "30" if game == "talisman" else "400", "--db", db, "--plain")
-    # a max-plies ending for certain: a Troll game needs more than 4 plies to end (none of
-    # 3000 random playouts ended within 10)
-    run("match", "troll", RANDOM, GREEDY, "--games", "1", "--tc", "depth=1", "--maxplies", "4",
-        "--db", db, "--plain")
-    start = get_game("atoll").start()
-    for _ in range(3):
-        start = start.play(sorted(start.legal_moves())[0])
-    openings = where / "openings.txt"
-    openings.write_text(f"{start.fen()}\n")
-    run("tournament", "--game", "atoll", "-e", RANDOM, "-e", GREEDY, "--games", "2",
-        "--openings", openings, "--tc", "depth=1", "--db", db, "--plain")
-    # one game per bad engine: its ending is the same in either colour, and a hung engine
-    # costs its stop timeout and shutdown (about 6 s) per game
-    for engine, tc in [(bad("illegal.py"), "10+0.1"), (bad("garbage.py", "empty"), "10+0.1"),
-                       (bad("crash.py"), "10+0.1"), (bad("slow.py", "0.5"), "st=0.1"),
-                       (bad("hang_go.py"), "depth=1")]:
-        run("match", "troll", engine, RANDOM, "--games", "1", "--tc", tc, "--stall", "0.5",
+    # the hung engine's game (a stall: its stop timeout, then its shutdown, about 8 s of
+    # waiting) in a process of its own, into the same database, while the rest play here
+    hung = start("match", "troll", bad("hang_go.py"), RANDOM, "--games", "1", "--tc", "depth=1",
+                 "--stall", "0.5", "--db", db, "--plain")
+    try:
+        for game in ("troll", "atoll", "morris", "talisman"):  # rule endings (and max-plies, maybe)
+            run("match", game, RANDOM, GREEDY, "--games", "2", "--tc", "depth=1",
+                "--maxplies", "30" if game == "talisman" else "400", "--db", db, "--plain")
+        # a max-plies ending for certain: a Troll game needs more than 4 plies to end (none of
+        # 3000 random playouts ended within 10)
+        run("match", "troll", RANDOM, GREEDY, "--games", "1", "--tc", "depth=1", "--maxplies", "4",
             "--db", db, "--plain")
+        opening = get_game("atoll").start()
+        for _ in range(3):
+            opening = opening.play(sorted(opening.legal_moves())[0])
+        openings = where / "openings.txt"
+        openings.write_text(f"{opening.fen()}\n")
+        run("tournament", "--game", "atoll", "-e", RANDOM, "-e", GREEDY, "--games", "2",
+            "--openings", openings, "--tc", "depth=1", "--db", db, "--plain")
+        # one game per bad engine: its ending is the same in either colour
+        for engine, tc in [(bad("illegal.py"), "10+0.1"), (bad("garbage.py", "empty"), "10+0.1"),
+                           (bad("crash.py"), "10+0.1"), (bad("slow.py", "0.5"), "st=0.1")]:
+            run("match", "troll", engine, RANDOM, "--games", "1", "--tc", tc, "--stall", "0.5",
+                "--db", db, "--plain")
+        _, err = hung.communicate(timeout=PROCESS_TIMEOUT)
+    finally:  # a failure above leaves no process behind
+        if hung.poll() is None:
+            hung.kill()
+            hung.communicate()
+    assert hung.returncode == 0, err
     exported = invoke("export", "--db", db)
     assert exported.returncode == 0, exported.stderr
     return exported.stdout
