@@ -4,6 +4,7 @@ the checks of the command line that need no process (in this process)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -119,14 +120,29 @@ def _raw_hello(port: int, token: str, name: str) -> socket.socket:
     return sock
 
 
-def _flood(sock: socket.socket, stop: threading.Event) -> None:
-    """Heartbeat frames as fast as the socket takes them, until ``stop``."""
-    beats = b"".join(encode_frame(wire.Heartbeat()) for _ in range(1000))
-    try:
-        while not stop.is_set():
-            sock.sendall(beats)
-    except OSError:
-        pass  # closed by the server
+class _Flood:
+    """Heartbeat frames on ``sock`` as fast as it takes them, from a thread,
+    until :meth:`stop` (which shuts the socket, so a send blocked on the
+    server's read limit ends at once)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.thread = threading.Thread(target=self._send, daemon=True)
+        self.thread.start()
+
+    def _send(self) -> None:
+        beats = b"".join(encode_frame(wire.Heartbeat()) for _ in range(1000))
+        try:
+            while True:
+                self.sock.sendall(beats)
+        except OSError:
+            pass  # closed by the server, or stopped
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
+        self.thread.join()
+        self.sock.close()
 
 
 def _frames_until_eof(sock: socket.socket) -> bytes:
@@ -146,13 +162,19 @@ def _wait_gone(tag: str) -> list[int]:
 
 def test_arena_games_over_the_wire(tmp_path: Path) -> None:
     """Two connected engines play arena games to the end, stored; a wrong
-    token, garbage bytes and an oversized frame are refused while the games
-    go on; Ctrl-C stops the server (130), the clients end, nothing is left."""
+    token, garbage bytes and an oversized frame are refused, and a client that
+    floods and one that never answers are connected, while the games go on;
+    Ctrl-C stops the server (130), the clients end, nothing is left.  (Their
+    close at the handshake timeout, with the reason: :func:`test_idle_clients_leave`.)"""
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    alice, bob = _token(db, "alice"), _token(db, "bob")
+    alice, bob, carol, dave = (_token(db, name) for name in ("alice", "bob", "carol", "dave"))
     server = _Server(db, tag)
     clients = [_connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)]
+    # a client that floods and one that stops reading, each on its own connection, from
+    # the start: the games below are played while they are connected
+    flooder, deaf = _raw_hello(server.port, carol, "fl"), _raw_hello(server.port, dave, "nr")
+    flood = _Flood(flooder)
     try:
         first = server.wait_games(1)[0]
         assert {first["white"], first["black"]} == {"ra", "rb"}
@@ -172,23 +194,14 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
             sock.sendall(struct.pack(">I", 1 << 30))  # over the frame limit
             assert b"over the limit" in _frames_until_eof(sock)
 
-        # a client that floods and one that stops reading, each on its own connection
-        flooder, deaf = _raw_hello(server.port, _token(db, "carol"), "fl"), \
-            _raw_hello(server.port, _token(db, "dave"), "nr")
-        stop = threading.Event()
-        flood = threading.Thread(target=_flood, args=(flooder, stop), daemon=True)
-        flood.start()
         played = len(server.games())
         games = server.wait_games(played + 2)  # the arena goes on, both colours
         assert {(g["white"], g["black"]) for g in games} == {("ra", "rb"), ("rb", "ra")}
         assert all(g["termination"] not in FAULTS for g in games[played:])
         assert all(client.poll() is None for client in clients)
-        server.wait_log("fl (carol): ", "nr (dave): ")  # each closed with its reason
-        stop.set()
-        flood.join()
-        flooder.close()
-        deaf.close()
     finally:
+        flood.stop()
+        deaf.close()
         for status, err in server.interrupt(clients):
             assert status == 0, err
             assert "the server closed the connection" in err, err
@@ -293,11 +306,16 @@ def test_connect_without_server(tmp_path: Path) -> None:
 def test_idle_clients_leave(tmp_path: Path) -> None:
     """Idle engines (no arena): a client stopped with Ctrl-C exits 130 and
     one killed with SIGKILL are both seen gone by the server (its idle
-    ping), and neither leaves an engine behind; SIGTERM stops the server (130)."""
+    ping), and neither leaves an engine behind; a client that sends its hello
+    and then only floods, and one that sends its hello and nothing more, are
+    closed at the engine handshake timeout with the reason; SIGTERM stops the
+    server (130)."""
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    alice, bob = _token(db, "alice"), _token(db, "bob")
+    alice, bob, carol, dave = (_token(db, name) for name in ("alice", "bob", "carol", "dave"))
     server = _Server(db, tag, arena=None)
+    flooder, deaf = _raw_hello(server.port, carol, "fl"), _raw_hello(server.port, dave, "nr")
+    flood = _Flood(flooder)
     try:
         stopped, killed = _connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)
         server.wait_log("ra (alice) connected", "rb (bob) connected")
@@ -306,7 +324,12 @@ def test_idle_clients_leave(tmp_path: Path) -> None:
         killed.kill()
         killed.wait(PROCESS_TIMEOUT)
         server.wait_log("ra (alice) disconnected", "rb (bob) disconnected")
+        server.wait_log("fl (carol): ", "nr (dave): ")
+        closed = [line for line in server.lines if "fl (carol): " in line or "nr (dave): " in line]
+        assert len(closed) == 2 and all("no ugiok within" in line for line in closed), closed
     finally:
+        flood.stop()
+        deaf.close()
         server.proc.send_signal(signal.SIGTERM)  # stops it like Ctrl-C
         assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
     assert _wait_gone(tag) == []
