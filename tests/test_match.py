@@ -227,7 +227,11 @@ async def test_search_outlasting_the_other_sides_deadline_is_not_forfeited():
     record, _ = await play_pair(white, black, maxplies=5)
     assert (record.termination, record.result) == ("max-plies", "1/2-1/2")
     assert [m.color for m in record.moves] == ["white", "black"] * 2 + ["white"]
-    assert all(m.time_ms >= 400 for m in record.moves if m.color == "black")
+    # each of Black's searches went past White's deadline.  (Not ">= 400": Black's
+    # clock starts when the go write returns, and its sleep when the go arrives,
+    # so an arbiter descheduled between the two is charged less; seen once, in a
+    # run of three workers on two cores.)
+    assert all(m.time_ms > 200 for m in record.moves if m.color == "black")
 
 
 async def test_sooner_deadline_is_enforced():
