@@ -132,7 +132,7 @@ def explain(exc: sqlite3.Error, busy_timeout: float = BUSY_TIMEOUT) -> str:
     """What a failing SQLite call means for the user, and what to do: a
     locked, full, read-only or unreadable database each say so (the SQLite
     text alone, "disk I/O error", rarely tells which)."""
-    code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+    code = _primary_code(exc)
     if code in (_BUSY, _LOCKED):
         return (f"the database is locked: another process (a second run, a tool holding a "
                 f"write transaction) kept it longer than the busy timeout of {busy_timeout:g} s; "
@@ -151,6 +151,11 @@ def explain(exc: sqlite3.Error, busy_timeout: float = BUSY_TIMEOUT) -> str:
     if code in (_CORRUPT, _NOTADB):
         return "not a usable SQLite database"
     return "the database failed"
+
+
+def _primary_code(exc: sqlite3.Error) -> int:
+    """SQLite's primary result code of ``exc`` (0 if it carries none)."""
+    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -289,7 +294,7 @@ class Store:
                 self.db.enable_wal()
                 return
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                if _primary_code(exc) not in (_BUSY, _LOCKED) or time.monotonic() >= deadline:
                     raise
             time.sleep(WAL_RETRY)
 
