@@ -48,6 +48,7 @@ import os
 import shlex
 import shutil
 import sqlite3
+import sys
 import threading
 import time
 import urllib.parse
@@ -239,6 +240,32 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+#: what sqlite-utils imports when installed, only to map their scalars to
+#: column types (the store writes none): numpy alone costs about 0.2 s of CPU
+#: in every ``arbiter`` command that opens a database
+_SKIPPED_BY_SQLITE_UTILS = ("numpy", "pandas")
+
+
+def _sqlite_utils() -> Any:
+    """The ``sqlite_utils`` module, imported without :data:`_SKIPPED_BY_SQLITE_UTILS`.
+
+    While it is first imported, those names are marked missing in
+    ``sys.modules`` (the documented way to make an import fail), and the
+    marks are removed after: an ``import numpy`` later, by anyone, works as
+    usual.  One already imported is left alone (sqlite-utils then uses it)."""
+    if "sqlite_utils" not in sys.modules:
+        marked = [name for name in _SKIPPED_BY_SQLITE_UTILS if name not in sys.modules]
+        for name in marked:
+            sys.modules[name] = None  # type: ignore[assignment]  # the mark of a missing module
+        try:
+            import sqlite_utils  # noqa: F401  (imported here, without those)
+        finally:
+            for name in marked:
+                if sys.modules.get(name, ...) is None:
+                    del sys.modules[name]
+    return sys.modules["sqlite_utils"]
+
+
 class Store:
     """A results database at ``path`` (created with its schema if missing).
 
@@ -252,7 +279,7 @@ class Store:
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, readonly: bool = False,
                  busy_timeout: float = BUSY_TIMEOUT):
-        from sqlite_utils import Database  # here: `arbiter replay` and `show` need no SQLite
+        Database = _sqlite_utils().Database  # here: `arbiter replay` and `show` need no SQLite
 
         self.path = Path(path)
         self.busy_timeout = busy_timeout
@@ -269,7 +296,9 @@ class Store:
             conn = (connect_readonly(self.path, busy_timeout) if readonly else
                     sqlite3.connect(str(self.path), check_same_thread=False, timeout=busy_timeout))
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-            self.db = Database(conn)
+            # no sqlite-utils plugins: they would scan every installed
+            # distribution at each open and run third-party code on our file
+            self.db = Database(conn, execute_plugins=False)
             if not readonly:
                 self._enable_wal(busy_timeout)
                 # NORMAL in WAL mode: a committed game survives any crash of

@@ -17,7 +17,9 @@ from arbiter.games import GAME_NAMES, get_game, perft
 #: (engines and their event loop, the database, tables, tournaments, records)
 HEAVY_MODULES = ("trio", "sqlite_utils", "rich.console", "rich.table", "arbiter.engine",
                  "arbiter.match", "arbiter.store", "arbiter.tournament", "arbiter.records",
-                 "arbiter.check")
+                 "arbiter.check",
+                 # typer 0.29 imports it to convert any parameter (pyproject.toml keeps 0.28)
+                 "pydantic")
 
 
 def test_games_lists_every_game_with_a_description_in_a_real_process_importing_no_engine_machinery():

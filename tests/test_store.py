@@ -9,6 +9,8 @@ import os
 import shutil
 import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,26 @@ def test_schema_and_wal(tmp_path):
         assert {"tournaments", "engines", "games", "events", "meta"} <= set(store.db.table_names())
     conn = sqlite3.connect(path)
     assert conn.execute("pragma journal_mode").fetchone()[0] == "wal"
+
+
+def test_a_store_opens_without_importing_numpy_and_numpy_still_imports_after(tmp_path):
+    """sqlite-utils imports numpy (0.2 s of CPU) when it is installed, for
+    values the store never writes: the store imports it without (in a real
+    process, since this one may have imported both already)."""
+    numpy = pytest.importorskip("numpy")  # without numpy there is nothing to skip
+    script = (
+        "import sys\n"
+        "from arbiter.store import Store\n"
+        f"with Store({str(tmp_path / 'r.db')!r}) as store:\n"
+        "    store.db['probe'].insert({'n': 1})\n"
+        "    assert store.db.execute('select n from probe').fetchall() == [(1,)]\n"
+        "print(sorted({'numpy', 'pandas', 'sqlite_utils'} & set(sys.modules)))\n"
+        "import numpy\n"
+        "print(numpy.__version__)\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == ["['sqlite_utils']", numpy.__version__]
 
 
 def test_round_trip_of_a_game(tmp_path):

@@ -12,6 +12,7 @@ that is no command (for the "did you mean" suggestion), import them all.
 
 from __future__ import annotations
 
+import copy
 import importlib
 from typing import Any
 
@@ -93,8 +94,8 @@ METAVARS = {"engine": "SPEC", "engines_file": "FILE", "db": "FILE", "pgn": "FILE
             "openings": "FILE", "out": "FILE", "fen": "POSITION", "moves": "MOVES"}
 
 
-def _no_type(ctx: Any) -> None:
-    return None
+def _no_type(*args: Any, **kwargs: Any) -> str:
+    return ""
 
 
 def plain_help(command: Any) -> None:
@@ -115,8 +116,11 @@ def plain_help(command: Any) -> None:
         if getattr(param, "help", None):
             param.help = escape(param.help)
         if isinstance(param, TyperArgument):
-            # typer's argument row adds its type ("GAME <str>") whatever the metavar
-            param.display_type_rich = _no_type  # type: ignore[method-assign]  # see above
+            # typer's argument row adds its type ("GAME <str>") whatever the
+            # metavar: it asks the parameter's type for it (a copy here, the
+            # type objects are shared)
+            param.type = copy.copy(param.type)
+            param.type.get_metavar = _no_type  # type: ignore[method-assign]  # see above
         if param.metavar is not None:
             continue
         flag = getattr(param, "is_flag", False) or getattr(param, "count", False)
