@@ -12,7 +12,7 @@ import copy
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from arbiter.games import (
@@ -70,9 +70,15 @@ def test_random_games_terminate_with_a_consistent_outcome(name, seed):
         assert position.outcome() is None
 
 
+def _repeated(position: Position) -> bool:
+    outcome = position.outcome()
+    return outcome is not None and outcome.termination is Termination.REPETITION
+
+
 @games
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
+@example(seed=29600)  # morris: its last position, ply 42, is a third repetition
 def test_position_strings_round_trip(name, seed):
     game = get_game(name)
     for position in random_game(name, seed)[::7]:
@@ -81,7 +87,12 @@ def test_position_strings_round_trip(name, seed):
         again = game.from_fen(fen)
         assert again.fen() == fen
         assert again.to_move is position.to_move
-        assert sorted(again.legal_moves()) == sorted(position.legal_moves())
+        if _repeated(position):
+            # a position string carries no history (specs/games/morris.md §7,
+            # talisman.md §7): the position it sets up is the first occurrence
+            assert not _repeated(again)
+        else:
+            assert sorted(again.legal_moves()) == sorted(position.legal_moves())
         assert again.pieces() == position.pieces()
         assert again.scores() == position.scores()
 

@@ -10,6 +10,20 @@ updates (one watcher of the database, fanned out to bounded viewers),
 
 from __future__ import annotations
 
-from .app import create_app
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .app import create_app
 
 __all__ = ["create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    """:func:`create_app` imported when first asked for: ``arbiter --help``
+    and the server's view supervisor (:mod:`arbiter.web.child`) import this
+    package without Starlette, Jinja2 and anyio."""
+    if name == "create_app":
+        from .app import create_app
+
+        return create_app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
