@@ -43,7 +43,7 @@ from __future__ import annotations
 import os
 import select
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from arbiter.server.relay import Relay
 from protocol import wire
@@ -154,49 +154,53 @@ class SocketLoop:
                 last_sent = now
                 continue
             # what to wait for, and until when
-            for fd, events in ((sock, (_IN if listening else 0) | (_OUT if to_server else 0)),
-                               (stdin, _OUT if to_engine else 0),
-                               (stdout, _IN if output_open and len(to_server) < OUTPUT_BOUND
-                                else 0)):
-                if interest[fd] != events:
-                    if events:
-                        poller.register(fd, events)
-                    else:
-                        poller.unregister(fd)
-                    interest[fd] = events
-            deadline = last_received + wire.IDLE_TIMEOUT if listening else None
+            _register(poller, interest, (
+                (sock, (_IN if listening else 0) | (_OUT if to_server else 0)),
+                (stdin, _OUT if to_engine else 0),
+                (stdout, _IN if output_open and len(to_server) < OUTPUT_BOUND else 0)))
+            deadlines = [last_received + wire.IDLE_TIMEOUT] if listening else []
             if not to_server:
-                beat = last_sent + wire.HEARTBEAT_INTERVAL
-                deadline = beat if deadline is None else min(deadline, beat)
+                deadlines.append(last_sent + wire.HEARTBEAT_INTERVAL)
             if eof_by is not None:
-                deadline = eof_by if deadline is None else min(deadline, eof_by)
-            timeout = None if deadline is None else max(0.0, deadline - now) * 1000
-            ready = poller.poll(timeout)
+                deadlines.append(eof_by)
+            ready = poller.poll(max(0.0, min(deadlines) - now) * 1000 if deadlines else None)
             self.wakeups += 1
             now = time.monotonic()
-            for fd, events in ready:
-                if relay.over:  # the server closed or dropped: nothing more goes to it
-                    break
-                if fd == sock:
-                    if events & _IN or (events & _BAD and not to_server):
-                        data = _read(sock)
-                        if data is not None:
-                            last_received = now
-                            more_engine, more_server = relay.server_data(data)
-                            to_engine += more_engine
-                            to_server += more_server
-                elif fd == stdout:
-                    data = _read(stdout)
-                    if data is not None:
-                        to_server += relay.engine_data(data)
-                elif fd == self._wake_read:
-                    woken = _drain(fd)
-                    self._stopped = self._stopped or _STOP in woken
-                    self._exited = self._exited or _EXIT in woken
-                # stdin's and the socket's writability: the writes at the top
+            more_engine, more_server, heard = self._take(ready, bool(to_server))
+            to_engine += more_engine
+            to_server += more_server
+            if heard:
+                last_received = now
             if self._stopped:
                 break
         self.unsent = bytes(to_server)
+
+    def _take(self, ready: list[tuple[int, int]], sending: bool) -> tuple[bytes, bytes, bool]:
+        """What the fds ``poll`` found ready hold: the bytes for the engine,
+        the bytes for the server, and whether the server sent any.  The
+        writable fds are the writes' at the top of :meth:`run`; a socket in
+        error is read (to learn the end) only when nothing is ``sending``."""
+        relay, to_engine, to_server, heard = self.relay, b"", b"", False
+        for fd, events in ready:
+            if relay.over:  # the server closed or dropped: nothing more goes to it
+                break
+            if fd == self.sock:
+                if events & _IN or (events & _BAD and not (sending or to_server)):
+                    data = _read(fd)
+                    if data is not None:
+                        heard = True
+                        more_engine, more_server = relay.server_data(data)
+                        to_engine += more_engine
+                        to_server += more_server
+            elif fd == self.stdout:
+                data = _read(fd)
+                if data is not None:
+                    to_server += relay.engine_data(data)
+            elif fd == self._wake_read:
+                woken = _drain(fd)
+                self._stopped = self._stopped or _STOP in woken
+                self._exited = self._exited or _EXIT in woken
+        return to_engine, to_server, heard
 
     def _drain_output(self) -> bytes:
         """The frames of what the engine's pipe still holds once it exited
@@ -217,6 +221,20 @@ class SocketLoop:
     def _write_engine(self, data: bytes) -> bytes:
         """``data`` to the engine's input, as much as it takes now; the rest."""
         return _write(self.stdin, data, self.relay.input_closed)
+
+
+def _register(poller: select.poll, interest: dict[int, int],
+              wanted: Iterable[tuple[int, int]]) -> None:
+    """Make ``poller`` wait for the ``wanted`` events of each fd (none: not
+    registered); ``interest`` holds what is registered, so an unchanged fd
+    costs no system call."""
+    for fd, events in wanted:
+        if interest[fd] != events:
+            if events:
+                poller.register(fd, events)
+            else:
+                poller.unregister(fd)
+            interest[fd] = events
 
 
 def _write(fd: int, data: bytes, failed: Callable[[], object]) -> bytes:
