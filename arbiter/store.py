@@ -279,8 +279,6 @@ class Store:
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, readonly: bool = False,
                  busy_timeout: float = BUSY_TIMEOUT):
-        Database = _sqlite_utils().Database  # here: `arbiter replay` and `show` need no SQLite
-
         self.path = Path(path)
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
@@ -290,6 +288,7 @@ class Store:
         self.version: int | None = None
         if readonly and not self.path.exists():
             raise StoreError(f"no database at {self.path}")
+        Database = _sqlite_utils().Database  # here: `arbiter replay` and `show` need no SQLite
         try:
             # the busy timeout is set by connect() itself, before any statement:
             # the schema checks and the switch to WAL wait for a writer too
