@@ -244,6 +244,7 @@ def now_iso() -> str:
 #: column types (the store writes none): numpy alone costs about 0.2 s of CPU
 #: in every ``arbiter`` command that opens a database
 _SKIPPED_BY_SQLITE_UTILS = ("numpy", "pandas")
+_FIRST_IMPORT = threading.Lock()
 
 
 def _sqlite_utils() -> Any:
@@ -252,18 +253,23 @@ def _sqlite_utils() -> Any:
     While it is first imported, those names are marked missing in
     ``sys.modules`` (the documented way to make an import fail), and the
     marks are removed after: an ``import numpy`` later, by anyone, works as
-    usual.  One already imported is left alone (sqlite-utils then uses it)."""
-    if "sqlite_utils" not in sys.modules:
-        marked = [name for name in _SKIPPED_BY_SQLITE_UTILS if name not in sys.modules]
-        for name in marked:
-            sys.modules[name] = None  # type: ignore[assignment]  # the mark of a missing module
-        try:
-            import sqlite_utils  # noqa: F401  (imported here, without those)
-        finally:
+    usual.  One already imported is left alone (sqlite-utils then uses it).
+    The first import is made under a lock (stores are opened from worker
+    threads too), normally by the first store a command opens."""
+    with _FIRST_IMPORT:
+        if "sqlite_utils" not in sys.modules:
+            marked = [name for name in _SKIPPED_BY_SQLITE_UTILS if name not in sys.modules]
             for name in marked:
-                if sys.modules.get(name, ...) is None:
-                    del sys.modules[name]
-    return sys.modules["sqlite_utils"]
+                sys.modules[name] = None  # type: ignore[assignment]  # the mark of a missing module
+            try:
+                import sqlite_utils  # noqa: F401  (imported here, without those)
+            finally:
+                for name in marked:
+                    if sys.modules.get(name, ...) is None:
+                        del sys.modules[name]
+    import sqlite_utils
+
+    return sqlite_utils
 
 
 class Store:
