@@ -120,29 +120,33 @@ def _raw_hello(port: int, token: str, name: str) -> socket.socket:
     return sock
 
 
-class _Flood:
-    """Heartbeat frames on ``sock`` as fast as it takes them, from a thread,
-    until :meth:`stop` (which shuts the socket, so a send blocked on the
-    server's read limit ends at once)."""
+class _RawPeers:
+    """Two raw connections to the server at ``port``, each past its hello:
+    ``fl`` then sends heartbeat frames as fast as the socket takes them, from a
+    thread, and ``nr`` sends nothing more.  :meth:`close` ends both (the flood's
+    socket is shut first, so a send blocked on the server's read limit ends at
+    once)."""
 
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-        self.thread = threading.Thread(target=self._send, daemon=True)
+    def __init__(self, port: int, flood_token: str, silent_token: str) -> None:
+        self.flooder = _raw_hello(port, flood_token, "fl")
+        self.silent = _raw_hello(port, silent_token, "nr")
+        self.thread = threading.Thread(target=self._flood, daemon=True)
         self.thread.start()
 
-    def _send(self) -> None:
+    def _flood(self) -> None:
         beats = b"".join(encode_frame(wire.Heartbeat()) for _ in range(1000))
         try:
             while True:
-                self.sock.sendall(beats)
+                self.flooder.sendall(beats)
         except OSError:
-            pass  # closed by the server, or stopped
+            pass  # closed by the server, or by close()
 
-    def stop(self) -> None:
+    def close(self) -> None:
         with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_RDWR)
+            self.flooder.shutdown(socket.SHUT_RDWR)
         self.thread.join()
-        self.sock.close()
+        self.flooder.close()
+        self.silent.close()
 
 
 def _frames_until_eof(sock: socket.socket) -> bytes:
@@ -173,8 +177,7 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
     clients = [_connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)]
     # a client that floods and one that stops reading, each on its own connection, from
     # the start: the games below are played while they are connected
-    flooder, deaf = _raw_hello(server.port, carol, "fl"), _raw_hello(server.port, dave, "nr")
-    flood = _Flood(flooder)
+    peers = _RawPeers(server.port, carol, dave)
     try:
         first = server.wait_games(1)[0]
         assert {first["white"], first["black"]} == {"ra", "rb"}
@@ -200,8 +203,7 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
         assert all(g["termination"] not in FAULTS for g in games[played:])
         assert all(client.poll() is None for client in clients)
     finally:
-        flood.stop()
-        deaf.close()
+        peers.close()
         for status, err in server.interrupt(clients):
             assert status == 0, err
             assert "the server closed the connection" in err, err
@@ -314,8 +316,7 @@ def test_idle_clients_leave(tmp_path: Path) -> None:
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
     alice, bob, carol, dave = (_token(db, name) for name in ("alice", "bob", "carol", "dave"))
     server = _Server(db, tag, arena=None)
-    flooder, deaf = _raw_hello(server.port, carol, "fl"), _raw_hello(server.port, dave, "nr")
-    flood = _Flood(flooder)
+    peers = _RawPeers(server.port, carol, dave)
     try:
         stopped, killed = _connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)
         server.wait_log("ra (alice) connected", "rb (bob) connected")
@@ -328,8 +329,7 @@ def test_idle_clients_leave(tmp_path: Path) -> None:
         closed = [line for line in server.lines if "fl (carol): " in line or "nr (dave): " in line]
         assert len(closed) == 2 and all("no ugiok within" in line for line in closed), closed
     finally:
-        flood.stop()
-        deaf.close()
+        peers.close()
         server.proc.send_signal(signal.SIGTERM)  # stops it like Ctrl-C
         assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
     assert _wait_gone(tag) == []
