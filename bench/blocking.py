@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import select
 import statistics
 import subprocess
@@ -40,7 +39,7 @@ import trio
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from overhead import GO, REPLAY, players, recorded_game  # noqa: E402  (bench/ is the script's directory)
+from overhead import GO, REPLAY, callgrind, players, recorded_game  # noqa: E402  (bench/ is the script's directory)
 
 from arbiter.clock import Clock, TimeControl  # noqa: E402
 from arbiter.engine.info import Reply, SearchInfo  # noqa: E402
@@ -206,14 +205,7 @@ def timing(name: str, rounds: int) -> None:
 
 
 def instructions(kind: str, name: str, games: int) -> int:
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-               sys.executable, os.path.abspath(__file__), "--one", kind, name, str(games)]
-    run = subprocess.run(command, env=dict(os.environ, PYTHONHASHSEED="0"), capture_output=True,
-                         text=True, check=True)
-    found = re.search(r"Collected : (\d+)", run.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count in callgrind's output:\n{run.stderr[-2000:]}")
-    return int(found.group(1))
+    return callgrind([os.path.abspath(__file__), "--one", kind, name, str(games)])
 
 
 def one(kind: str, name: str, games: int) -> None:

@@ -259,8 +259,15 @@ async def main(rounds: int, games: int, names: list[str]) -> None:
 def count_instructions(kind: str, name: str, games: int) -> int:
     """Instructions the Python process executes for ``games`` games of
     ``kind`` ("floor" or "arbiter"), start-up included, under callgrind."""
-    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-               sys.executable, os.path.abspath(__file__), "--one", kind, name, str(games)]
+    return callgrind([os.path.abspath(__file__), "--one", kind, name, str(games)])
+
+
+def callgrind(script: list[str]) -> int:
+    """Instructions a Python process running ``script`` (a path and its
+    arguments) executes, start-up included, under callgrind."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("counting instructions needs valgrind (Debian package valgrind)")
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, *script]
     env = dict(os.environ, PYTHONHASHSEED="0")  # the same dict layouts in every run
     run = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     found = re.search(r"Collected : (\d+)", run.stderr)
@@ -270,9 +277,6 @@ def count_instructions(kind: str, name: str, games: int) -> int:
 
 
 def instructions_report(names: list[str]) -> None:
-    if shutil.which("valgrind") is None:
-        print("--instructions needs valgrind (Debian package valgrind)")
-        raise SystemExit(1)
     print("instructions per ply of the arbiter process (callgrind; 6 games minus 2, per ply)")
     print(f"{'game':<9} {'plies':>5} {'floor':>9} {'arbiter':>9} {'ratio':>6}")
     ratios = []
