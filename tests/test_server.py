@@ -4,15 +4,12 @@ the checks of the command line that need no process (in this process)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import signal
 import socket
 import sqlite3
 import struct
 import subprocess
-import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -22,146 +19,28 @@ import pytest
 import trio
 import trio.lowlevel
 import trio.testing
-from bad_engines.harness import FAST, processes_with
+from bad_engines.harness import FAST
 from bad_engines.harness import HERE as BAD_ENGINES_DIR
 from cli import PROCESS_TIMEOUT, ListeningLog, arbiter, invoke, start
+from server_peers import (
+    ARENA,
+    FAULTS,
+    PY,
+    SHORT_ARENA,
+    RawPeers,
+    Server,
+    add_token,
+    connect,
+    frames_until_eof,
+    spec,
+    wait_gone,
+)
 
 from arbiter.server.arena import ArenaSpec, ArenaSpecError
 from arbiter.server.listener import Listener, Registry, Remote, listen_problem
 from arbiter.tokens import TokenStore
 from protocol import wire
-from protocol.wire import CLIENT, NEED_DATA, WireConnection, encode_frame
-
-PY = sys.executable
-
-#: the terminations of a game cut by an engine's fault (the faulty side loses)
-FAULTS = ("crash", "protocol-error", "stall", "time-forfeit")
-
-#: the arena of these tests: instant engines, a clock no honest one runs out of
-ARENA = "game=troll tc=20+0.2"
-#: the arena of a test where an engine's client is killed and stays away: its
-#: game ends when the gone engine's clock runs out (the clock goes on while it
-#: is away, specs/wire.md §Disconnect and resume), so a short clock makes a short
-#: wait; the increment is still a hundred times what an instant engine's move
-#: over loopback costs
-SHORT_ARENA = "game=troll tc=3+0.1"
-
-
-def spec(name: str, tag: str) -> str:
-    return f"cmd='{PY} -m sample_engines.random' name={name} env.TAG={tag}"
-
-
-def _token(db: Path, name: str) -> str:
-    run = invoke("token", "add", name, "--db", db)
-    assert run.returncode == 0, run.stderr
-    return run.stdout.strip()
-
-
-class _Server:
-    """An ``arbiter serve`` process; its stderr read by a thread (the port it
-    took, then its log: :class:`cli.ListeningLog`)."""
-
-    def __init__(self, db: Path, tag: str, arena: str | None = ARENA, *options: str | Path):
-        self.db = db
-        self.proc = start("serve", "--db", db, "--listen", "127.0.0.1:0",
-                          *(("--arena", arena) if arena else ()), *options, env={"TAG": tag})
-        log = ListeningLog(self.proc)
-        self.lines = log.lines
-        self.port: int = log.port()
-
-    def wait_log(self, *texts: str) -> None:
-        deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
-        while not all(any(text in line for line in self.lines) for text in texts):
-            assert self.proc.poll() is None, "".join(self.lines)
-            assert time.monotonic() < deadline, "".join(self.lines)
-            time.sleep(0.1)
-
-    def games(self) -> list[dict]:
-        with sqlite3.connect(self.db) as db:
-            db.row_factory = sqlite3.Row
-            try:
-                rows = db.execute("select g.*, t.format from games g join tournaments t "
-                                  "on g.tournament = t.id order by g.id").fetchall()
-            except sqlite3.OperationalError:  # not made yet
-                return []
-        return [dict(row) for row in rows]
-
-    def wait_games(self, count: int) -> list[dict]:
-        deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
-        while len(games := self.games()) < count:
-            assert self.proc.poll() is None, "".join(self.lines)
-            assert time.monotonic() < deadline, "".join(self.lines)
-            time.sleep(0.1)
-        return games
-
-    def interrupt(self, clients) -> list[tuple[int, str]]:
-        """Ctrl-C to the server (it must exit 130), then each client's end:
-        its exit status and stderr (None in ``clients``: one never started)."""
-        self.proc.send_signal(signal.SIGINT)
-        assert self.proc.wait(PROCESS_TIMEOUT) == 130, "".join(self.lines)
-        ends = []
-        for client in clients:
-            if client is not None:
-                _, err = client.communicate(timeout=PROCESS_TIMEOUT)
-                ends.append((client.returncode, err))
-        return ends
-
-
-def _connect(server: _Server, token: str, name: str, tag: str,
-             *options: str | Path) -> subprocess.Popen[str]:
-    return start("connect", f"127.0.0.1:{server.port}", "--token", token, "-e", spec(name, tag),
-                 *options, env={"TAG": tag})
-
-
-def _raw_hello(port: int, token: str, name: str) -> socket.socket:
-    """A raw connection to ``port`` that sends its hello and reads nothing more."""
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.sendall(WireConnection(CLIENT).send(wire.Hello(wire.WIRE_VERSION, token, name, "raw")))
-    return sock
-
-
-class _RawPeers:
-    """Two raw connections to the server at ``port``, each past its hello:
-    ``fl`` then sends heartbeat frames as fast as the socket takes them, from a
-    thread, and ``nr`` sends nothing more.  :meth:`close` ends both (the flood's
-    socket is shut first, so a send blocked on the server's read limit ends at
-    once)."""
-
-    def __init__(self, port: int, flood_token: str, silent_token: str) -> None:
-        self.flooder = _raw_hello(port, flood_token, "fl")
-        self.silent = _raw_hello(port, silent_token, "nr")
-        self.thread = threading.Thread(target=self._flood, daemon=True)
-        self.thread.start()
-
-    def _flood(self) -> None:
-        beats = b"".join(encode_frame(wire.Heartbeat()) for _ in range(1000))
-        try:
-            while True:
-                self.flooder.sendall(beats)
-        except OSError:
-            pass  # closed by the server, or by close()
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.flooder.shutdown(socket.SHUT_RDWR)
-        self.thread.join()
-        self.flooder.close()
-        self.silent.close()
-
-
-def _frames_until_eof(sock: socket.socket) -> bytes:
-    """What the server sends until it closes the connection."""
-    received = b""
-    while chunk := sock.recv(65536):
-        received += chunk
-    return received
-
-
-def _wait_gone(tag: str) -> list[int]:
-    deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
-    while (left := processes_with(tag)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return left
+from protocol.wire import CLIENT, NEED_DATA, WireConnection
 
 
 def test_arena_games_over_the_wire(tmp_path: Path) -> None:
@@ -172,12 +51,12 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
     close at the handshake timeout, with the reason: :func:`test_idle_clients_leave`.)"""
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    alice, bob, carol, dave = (_token(db, name) for name in ("alice", "bob", "carol", "dave"))
-    server = _Server(db, tag)
-    clients = [_connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)]
+    alice, bob, carol, dave = (add_token(db, name) for name in ("alice", "bob", "carol", "dave"))
+    server = Server(db, tag)
+    clients = [connect(server, alice, "ra", tag), connect(server, bob, "rb", tag)]
     # a client that floods and one that stops reading, each on its own connection, from
     # the start: the games below are played while they are connected
-    peers = _RawPeers(server.port, carol, dave)
+    peers = RawPeers(server.port, carol, dave)
     try:
         first = server.wait_games(1)[0]
         assert {first["white"], first["black"]} == {"ra", "rb"}
@@ -191,11 +70,11 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
 
         with socket.create_connection(("127.0.0.1", server.port)) as sock:
             sock.sendall(b"\x00\x00\x00\x05hello")  # a length, then no msgpack
-            answer = _frames_until_eof(sock)
+            answer = frames_until_eof(sock)
         assert b"close" in answer and b"not one msgpack value" in answer
         with socket.create_connection(("127.0.0.1", server.port)) as sock:
             sock.sendall(struct.pack(">I", 1 << 30))  # over the frame limit
-            assert b"over the limit" in _frames_until_eof(sock)
+            assert b"over the limit" in frames_until_eof(sock)
 
         played = len(server.games())
         games = server.wait_games(played + 2)  # the arena goes on, both colours
@@ -207,7 +86,7 @@ def test_arena_games_over_the_wire(tmp_path: Path) -> None:
         for status, err in server.interrupt(clients):
             assert status == 0, err
             assert "the server closed the connection" in err, err
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
     with sqlite3.connect(db) as conn:
         assert conn.execute("select status from tournaments").fetchall() == [("interrupted",)]
         stored = conn.execute("select count(*) from games").fetchone()[0]
@@ -238,10 +117,10 @@ def test_arena_over_tls(tmp_path: Path) -> None:
     other.cert_pem.write_to_path(str(other_file))
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    alice, bob = _token(db, "alice"), _token(db, "bob")
-    server = _Server(db, tag, ARENA, "--tls-cert", cert_file, "--tls-key", key_file)
-    clients = [_connect(server, alice, "ra", tag, "--tls-ca", ca_file),
-               _connect(server, bob, "rb", tag, "--tls-ca", ca_file)]
+    alice, bob = add_token(db, "alice"), add_token(db, "bob")
+    server = Server(db, tag, ARENA, "--tls-cert", cert_file, "--tls-key", key_file)
+    clients = [connect(server, alice, "ra", tag, "--tls-ca", ca_file),
+               connect(server, bob, "rb", tag, "--tls-ca", ca_file)]
     try:
         first = server.wait_games(1)[0]
         assert {first["white"], first["black"]} == {"ra", "rb"} and first["plies"] > 0
@@ -256,7 +135,7 @@ def test_arena_over_tls(tmp_path: Path) -> None:
         for status, err in server.interrupt(clients):
             assert status == 0, err
     assert "TLS: every connection is encrypted" in "".join(server.lines)
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 def test_tls_options_are_checked(tmp_path: Path) -> None:
@@ -314,11 +193,11 @@ def test_idle_clients_leave(tmp_path: Path) -> None:
     server (130)."""
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    alice, bob, carol, dave = (_token(db, name) for name in ("alice", "bob", "carol", "dave"))
-    server = _Server(db, tag, arena=None)
-    peers = _RawPeers(server.port, carol, dave)
+    alice, bob, carol, dave = (add_token(db, name) for name in ("alice", "bob", "carol", "dave"))
+    server = Server(db, tag, arena=None)
+    peers = RawPeers(server.port, carol, dave)
     try:
-        stopped, killed = _connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)
+        stopped, killed = connect(server, alice, "ra", tag), connect(server, bob, "rb", tag)
         server.wait_log("ra (alice) connected", "rb (bob) connected")
         stopped.send_signal(signal.SIGINT)
         assert stopped.wait(PROCESS_TIMEOUT) == 130
@@ -332,16 +211,16 @@ def test_idle_clients_leave(tmp_path: Path) -> None:
         peers.close()
         server.proc.send_signal(signal.SIGTERM)  # stops it like Ctrl-C
         assert server.proc.wait(PROCESS_TIMEOUT) == 130, "".join(server.lines)
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 def test_arena_pairs_every_engine(tmp_path: Path) -> None:
     """Three engines: the one left waiting plays next, so every pair meets."""
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    server = _Server(db, tag)
+    server = Server(db, tag)
     names = ["ra", "rb", "rc"]
-    clients = [_connect(server, _token(db, f"t{name}"), name, tag) for name in names]
+    clients = [connect(server, add_token(db, f"t{name}"), name, tag) for name in names]
     try:
         deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
         while len({frozenset((g["white"], g["black"])) for g in server.games()}) < 3:
@@ -350,7 +229,7 @@ def test_arena_pairs_every_engine(tmp_path: Path) -> None:
             time.sleep(0.1)
     finally:
         server.interrupt(clients)
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 def test_an_arena_leaves_an_engine_that_does_not_play_its_game(tmp_path: Path) -> None:
@@ -358,19 +237,19 @@ def test_an_arena_leaves_an_engine_that_does_not_play_its_game(tmp_path: Path) -
     only; the troll arena pairs ra and rb and leaves rc connected, unpaired."""
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    server = _Server(db, tag)
+    server = Server(db, tag)
     atoll_only = (f"cmd='{PY} {Path(BAD_ENGINES_DIR) / 'instant.py'}' name=rc env.TAG={tag} "
                   "env.BAD_ENGINE_GAMES=atoll")
-    clients = [_connect_spec(server, _token(db, "tc"), atoll_only, tag)]
+    clients = [_connect_spec(server, add_token(db, "tc"), atoll_only, tag)]
     server.wait_log("rc (tc) connected")
-    clients += [_connect(server, _token(db, f"t{name}"), name, tag) for name in ("ra", "rb")]
+    clients += [connect(server, add_token(db, f"t{name}"), name, tag) for name in ("ra", "rb")]
     try:
         games = server.wait_games(3)
         assert all({game["white"], game["black"]} == {"ra", "rb"} for game in games)
         assert not any("rc (tc) disconnected" in line for line in server.lines)
     finally:
         server.interrupt(clients)
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 # --------------------------------------------------------------------------
@@ -490,16 +369,16 @@ def test_client_killed_mid_arena(tmp_path: Path) -> None:
     is lost by that engine, the server drops it and pairs the next one."""
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    server = _Server(db, tag, SHORT_ARENA)
-    ra = _connect(server, _token(db, "alice"), "ra", tag)
-    rb = _connect(server, _token(db, "bob"), "rb", tag)
+    server = Server(db, tag, SHORT_ARENA)
+    ra = connect(server, add_token(db, "alice"), "ra", tag)
+    rb = connect(server, add_token(db, "bob"), "rb", tag)
     rc: subprocess.Popen[str] | None = None
     try:
         played = len(server.wait_games(1))
         rb.kill()
         rb.wait(PROCESS_TIMEOUT)
         server.wait_log("rb (bob) disconnected")
-        rc = _connect(server, _token(db, "carol"), "rc", tag)
+        rc = connect(server, add_token(db, "carol"), "rc", tag)
         games = server.wait_games(len(server.games()) + 1)
         assert "rc" in {games[-1]["white"], games[-1]["black"]}
         for game in games[played:]:
@@ -507,7 +386,7 @@ def test_client_killed_mid_arena(tmp_path: Path) -> None:
                 assert game["result"] == ("0-1" if game["white"] == "rb" else "1-0"), game
     finally:
         server.interrupt((ra, rc))
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 # --------------------------------------------------------------------------
@@ -549,18 +428,18 @@ def held_spec(name: str, tag: str, tmp_path: Path, gate: Path) -> str:
             f"env.GATE={gate}")
 
 
-def _connect_spec(server: _Server, token: str, engine: str, tag: str) -> subprocess.Popen[str]:
+def _connect_spec(server: Server, token: str, engine: str, tag: str) -> subprocess.Popen[str]:
     return start("connect", f"127.0.0.1:{server.port}", "--token", token, "-e", engine,
                  env={"TAG": tag})
 
 
-def _kill_mid_game(tmp_path: Path, arena: str, tag: str) -> tuple[_Server, list, str]:
+def _kill_mid_game(tmp_path: Path, arena: str, tag: str) -> tuple[Server, list, str]:
     """An arena game of ra against rb held in its middle by rb (at its
     second move), then rb's client killed with SIGKILL."""
     db = tmp_path / "server.db"
-    bob = _token(db, "bob")
-    server = _Server(db, tag, arena)
-    ra = _connect(server, _token(db, "alice"), "ra", tag)
+    bob = add_token(db, "bob")
+    server = Server(db, tag, arena)
+    ra = connect(server, add_token(db, "alice"), "ra", tag)
     rb = _connect_spec(server, bob, held_spec("rb", tag, tmp_path, tmp_path / "gate"), tag)
     deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
     while not (tmp_path / "mark").exists():  # the game is under way; rb cannot finish it
@@ -592,7 +471,7 @@ def test_a_client_killed_mid_game_comes_back_and_the_game_goes_on(tmp_path: Path
     finally:
         for _, err in server.interrupt(clients):
             assert "the server closed the connection" in err, err
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 def test_a_client_killed_mid_game_that_stays_away_loses_by_disconnect(tmp_path: Path) -> None:
@@ -605,7 +484,7 @@ def test_a_client_killed_mid_game_that_stays_away_loses_by_disconnect(tmp_path: 
         assert "rb was disconnected" in first["detail"]
     finally:
         server.interrupt(clients)
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 # --------------------------------------------------------------------------
@@ -616,7 +495,7 @@ def test_a_client_killed_mid_game_that_stays_away_loses_by_disconnect(tmp_path: 
 def test_a_remote_engine_plays_a_tournament_beside_a_local_one(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    bob = _token(db, "bob")
+    bob = add_token(db, "bob")
     run = start("tournament", "-g", "troll", "-e", spec("local", tag), "-e", "remote:rb",
                 "--listen", "127.0.0.1:0", "--wait-engines", "120", "--games", "2",
                 "--tc", "20+0.2", "--db", db, "--plain", env={"TAG": tag})
@@ -634,7 +513,7 @@ def test_a_remote_engine_plays_a_tournament_beside_a_local_one(tmp_path: Path) -
         remote = "white" if white == "rb" else "black"
         for ply in json.loads(move_data):
             assert ("comp_ms" in ply) == (ply["color"] == remote), ply
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 def test_remote_engines_are_waited_for_within_a_bound(tmp_path: Path) -> None:
@@ -653,16 +532,16 @@ def test_connect_reconnects_when_the_server_comes_back(tmp_path: Path) -> None:
     (backoff), with fresh engines, and the arena plays them."""
     db = tmp_path / "server.db"
     tag = f"arbiter-server-test-{uuid.uuid4().hex}"
-    alice, bob = _token(db, "alice"), _token(db, "bob")
-    first = _Server(db, tag, None)
-    clients = [_connect(first, alice, "ra", tag), _connect(first, bob, "rb", tag)]
-    second: _Server | None = None
+    alice, bob = add_token(db, "alice"), add_token(db, "bob")
+    first = Server(db, tag, None)
+    clients = [connect(first, alice, "ra", tag), connect(first, bob, "rb", tag)]
+    second: Server | None = None
     try:
         first.wait_log("ra (alice) connected", "rb (bob) connected")
         first.proc.kill()
         first.proc.wait(PROCESS_TIMEOUT)
         # the same port (a later --listen wins over the helper's port 0)
-        second = _Server(db, tag, ARENA, "--listen", f"127.0.0.1:{first.port}")
+        second = Server(db, tag, ARENA, "--listen", f"127.0.0.1:{first.port}")
         second.wait_log("ra (alice) connected", "rb (bob) connected")
         assert {g["white"] for g in second.wait_games(1)} <= {"ra", "rb"}
     finally:
@@ -672,4 +551,4 @@ def test_connect_reconnects_when_the_server_comes_back(tmp_path: Path) -> None:
         for client in clients:
             _, err = client.communicate(timeout=PROCESS_TIMEOUT)
             assert "reconnecting" in err, err
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
