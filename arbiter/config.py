@@ -165,7 +165,7 @@ def engine_configs(specs: Sequence[str], engines_file: str | None = None,
 CONFIG_KEYS = (
     "name", "game", "engine", "format", "games", "rounds", "openings", "order", "seed",
     "random_plies", "tc", "timemargin", "maxplies", "resign", "draw", "stall", "sprt", "concurrency",
-    "restart", "db", "pgn", "log", "engines_file", "cluster",
+    "restart", "db", "pgn", "log", "engines_file", "cluster", "workers",
 )
 
 #: the settings that define a tournament (not allowed with ``--resume``)
@@ -174,7 +174,7 @@ DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "order", 
 
 #: the settings of how a run goes, which ``--resume`` takes: (flag, attribute)
 RUN_SETTINGS = (("concurrency", "concurrency"), ("restart", "restart"), ("pgn", "pgn"),
-                ("log", "log_dir"), ("cluster", "cluster"))
+                ("log", "log_dir"), ("cluster", "cluster"), ("workers", "workers"))
 
 
 @dataclass
@@ -213,6 +213,9 @@ class TournamentConfig:
     #: where the games are played: None here, else a cluster ADDRESS
     #: (``specs/cluster.md``); not stored, so a resume plays where it is told
     cluster: str | None = None
+    #: worker processes (``specs/tournament.md`` §Worker processes): a number
+    #: (1: this process) or ``auto``; not stored, as ``cluster``
+    workers: int | str = "auto"
 
     def __post_init__(self) -> None:
         self.engines = [copy.deepcopy(e) for e in self.engines]
@@ -342,6 +345,7 @@ _KEY_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "db": (str, "a file path"), "pgn": (str, "a file path"), "log": (str, "a directory path"),
     "engines_file": (str, "a file path"), "engine": (list, "a list of engine SPEC strings"),
     "cluster": (str, "a cluster address (tls://host:port or local:N)"),
+    "workers": ((int, str), "a number of worker processes or \"auto\""),
 }
 
 #: keys whose value is a path, relative to the config file
@@ -447,6 +451,8 @@ def check_flags(flags: Mapping[str, Any]) -> None:
         check_number(f"--{key.replace('_', '-')}", key, flags.get(key))
     if flags.get("stall") is not None:
         stall_ms("--stall", flags["stall"])
+    if flags.get("workers") is not None:
+        _workers(flags["workers"])
 
 
 def merge_settings(file_values: Mapping[str, Any], flags: Mapping[str, Any]) -> dict[str, Any]:
@@ -503,12 +509,23 @@ def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineCo
         concurrency=settings.get("concurrency") or 1,
         restart=bool(settings.get("restart")),
         pgn=settings.get("pgn"), log_dir=settings.get("log"), cluster=settings.get("cluster"),
+        workers=_workers(settings.get("workers")),
     )
     repeated = sorted(name for name, count in Counter(config.engine_names).items() if count > 1)
     if repeated:
         raise ConfigError(f"two engines are called {repeated[0]!r}: give each a distinct name=")
     config.validate()
     return config
+
+
+def _workers(value: Any) -> int | str:
+    """``--workers`` / ``workers =``: a positive number or ``auto`` (the default)."""
+    from arbiter.run.workers import WorkersError, parse_workers
+
+    try:
+        return parse_workers(value)
+    except WorkersError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def from_file_and_flags(config_file: str | None, engine_specs: Sequence[str] | None,
@@ -569,5 +586,5 @@ def resumed(tournament_id: int, stored: Mapping[str, Any], flags: Mapping[str, A
     config = TournamentConfig.from_dict(stored)
     for key, attribute in RUN_SETTINGS:
         if flags.get(key) is not None:
-            setattr(config, attribute, flags[key])
+            setattr(config, attribute, _workers(flags[key]) if key == "workers" else flags[key])
     return config

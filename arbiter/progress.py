@@ -1,6 +1,6 @@
 """Seeing a run: a rich live display on a terminal, one line per game otherwise.
 
-Both are :class:`arbiter.tournament.Observer` s, told by the run what
+Both are :class:`arbiter.run.observer.Observer` s, told by the run what
 happens (a game starts, a game is stored, an engine was restarted, a tick
 each second).  They only print; nothing they do can slow a game down beyond
 the time to format a few lines.  The standings table and summary are shared
@@ -26,9 +26,10 @@ from rich.table import Table
 from rich.text import Text
 
 from arbiter.record import GameRecord
+from arbiter.run.coordinator import Coordinator
+from arbiter.run.observer import Observer, RunResult
 from arbiter.schedule import ScheduledGame
 from arbiter.standings import Standings, difference_lines, fmt_elo, fmt_pair_elo
-from arbiter.tournament import Observer, RunResult, Tournament, format_duration
 
 #: Results in the live view's "recent results" table.
 RECENT = 8
@@ -39,7 +40,17 @@ BAR = 40
 MIN_BAR = 10
 
 
-def _games_left(run: Tournament) -> float | None:
+def format_duration(seconds: float) -> str:
+    """``1:02:03`` / ``2:03``."""
+    if not math.isfinite(seconds) or seconds < 0:
+        return "-"
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _games_left(run: Coordinator) -> float | None:
     """Games the run still expects to play: what the schedule has left, or,
     in an SPRT, the test's expected length when shorter (``None`` until the
     test can estimate it: ``specs/ratings.md`` §Expected length)."""
@@ -52,7 +63,7 @@ def _games_left(run: Tournament) -> float | None:
     return min(left, status.games_left)
 
 
-def _eta(run: Tournament) -> float:
+def _eta(run: Coordinator) -> float:
     """Seconds left, from this run's pace and :func:`_games_left` (NaN when
     either is unknown)."""
     left = _games_left(run)
@@ -62,7 +73,7 @@ def _eta(run: Tournament) -> float:
     return elapsed / run.played * left
 
 
-def _count(run: Tournament) -> str:
+def _count(run: Coordinator) -> str:
     """``54/100``; in an SPRT ``54/~380`` (the expected total) or ``54``
     while the test cannot estimate its length: never the 10000-game cap."""
     if run.sprt is None:
@@ -238,7 +249,7 @@ class LineDisplay(Observer):
 
     def __init__(self, out: IO[str] | None = None):
         self.out = out or sys.stdout
-        self.run: Tournament | None = None
+        self.run: Coordinator | None = None
         #: the reader of our output went away (``arbiter tournament ... | head``)
         self.closed = False
 
@@ -257,7 +268,7 @@ class LineDisplay(Observer):
             if self.run is not None:
                 self.run.stop("its output was closed")
 
-    def started(self, run: Tournament) -> None:
+    def started(self, run: Coordinator) -> None:
         self.run = run
         config = run.config
         self._print(f"tournament {run.tournament_id}: {config.name} - {config.game}, "
@@ -299,12 +310,12 @@ class RichDisplay(Observer):
 
     def __init__(self, console: Console | None = None):
         self.console = console or Console()
-        self.run: Tournament | None = None
+        self.run: Coordinator | None = None
         self.recent: deque[tuple[str, str, str, str, str, int]] = deque(maxlen=RECENT)
         self.notes: deque[str] = deque(maxlen=3)
         self.live: Live | None = None
 
-    def started(self, run: Tournament) -> None:
+    def started(self, run: Coordinator) -> None:
         self.run = run
         self.live = Live(self.render(), console=self.console, auto_refresh=False,
                          transient=True)

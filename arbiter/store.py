@@ -85,6 +85,8 @@ _BUSY, _LOCKED, _PERM, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 
 
 #: tournament statuses (see specs/storage.md)
 RUNNING, FINISHED, INTERRUPTED, ABORTED = "running", "finished", "interrupted", "aborted"
+#: a run asked to stop gracefully (`arbiter stop`): its games in progress finished, resumable
+STOPPED = "stopped"
 
 _JSON_COLUMNS = {
     "tournaments": ("config", "engines"),

@@ -269,15 +269,16 @@ def taking(workdir: str, games: int = TAKE_GAMES) -> float:
     games, as a pair player's run takes them."""
     from arbiter.config import TournamentConfig
     from arbiter.engine import EngineConfig
+    from arbiter.run.coordinator import Coordinator
     from arbiter.store import Store
-    from arbiter.tournament import Tournament, open_tournament
+    from arbiter.tournament import open_tournament
 
     names = ["a", "b", "c", "d", "e"]  # 10 pairings
     config = TournamentConfig(game=GAME, engines=[EngineConfig(cmd="unused", name=n) for n in names],
                               games=games // 10, tc="1+0", concurrency=64)
     with Store(fresh_db(workdir, "take.db")) as store:
         tournament_id, _ = open_tournament(store, config)
-        run = Tournament(config, store, tournament_id)
+        run = Coordinator(config, store, tournament_id)
         run._load()
         began = time.process_time()
         taken = 0

@@ -23,9 +23,10 @@ from arbiter.config import TournamentConfig
 from arbiter.engine import EngineConfig
 from arbiter.progress import LineDisplay, RichDisplay, pairs_table, print_standings, standings_table
 from arbiter.rating import SPRT
+from arbiter.run.coordinator import Coordinator
 from arbiter.standings import Standings, compute_standings
 from arbiter.store import Store
-from arbiter.tournament import Tournament, open_tournament
+from arbiter.tournament import open_tournament
 
 PY = sys.executable
 WIDTHS = (80, 100, 120)
@@ -257,7 +258,7 @@ async def test_live_view_of_a_real_run_fits_80_columns(tmp_path):
     display = RichDisplay(console=_console(80))
     with Store(tmp_path / "live.db") as store:
         tournament_id, _ = open_tournament(store, config)
-        run = Tournament(config, store, tournament_id, observer=display)
+        run = Coordinator(config, store, tournament_id, observer=display)
         result = await run.run()
         assert result.status == "finished"
         for width in WIDTHS:
@@ -292,7 +293,7 @@ async def test_sprt_run_counts_to_the_expected_length_not_the_cap(tmp_path):
 
     with Store(tmp_path / "sprt.db") as store:
         tournament_id, _ = open_tournament(store, config)
-        result = await Tournament(config, store, tournament_id, observer=Watch(out)).run()
+        result = await Coordinator(config, store, tournament_id, observer=Watch(out)).run()
     assert result.status == "finished"
     lines = out.getvalue().splitlines()
     game_lines = [line for line in lines if line.startswith("[")]

@@ -27,10 +27,13 @@ from arbiter.config import (
 from arbiter.engine import EngineStartError
 from arbiter.enginespec import DEFAULT_WAIT_ENGINES, REMOTE_PREFIX, parse_engine_spec
 from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings, silence_stdout
+from arbiter.run.coordinator import Coordinator
+from arbiter.run.gameloop import EngineSource
+from arbiter.run.observer import RunResult
+from arbiter.run.player import Player
+from arbiter.run.workers import choose_workers
 from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
 from arbiter.tournament import (
-    RunResult,
-    Tournament,
     check_engines,
     delete_tournament,
     open_tournament,
@@ -51,6 +54,9 @@ from .app import (
 )
 from .records import ARENA_FORMAT
 from .server import Listening
+
+_WORKERS_HELP = ("worker processes that play the games: N, or auto (default: one process up to "
+                 "8 games at once, then one per 8, at most one per core); 1 plays in this process")
 
 #: a run without remote engines
 NO_REMOTE = Listening()
@@ -79,27 +85,34 @@ def _display(plain: bool, as_json: bool):
 def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool,
          as_json: bool, remote: Listening = NO_REMOTE,
          cluster: ClusterTarget | None = None, *, created: bool = False) -> RunResult:
-    """Play the tournament (its games on ``cluster`` if given); the first
-    signal stops it cleanly (:meth:`Tournament.stop`).  ``remote``:
-    ``--listen``, ``--wait-engines`` and TLS for ``remote:NAME`` engines; when they
-    do not come, a tournament this run ``created`` is removed again."""
+    """Play the tournament (its games on ``cluster`` if given, else in
+    ``config.workers`` worker processes or in this one); the first signal
+    stops it cleanly (:meth:`Coordinator.stop`).  ``remote``: ``--listen``,
+    ``--wait-engines`` and TLS for ``remote:NAME`` engines, whose connections
+    live in this process (so their games are played here); when they do not
+    come, a tournament this run ``created`` is removed again."""
     from arbiter.server.remote_run import RemoteWaitError
 
     from .server import remote_runner
 
-    player = None
-    if cluster is not None:
-        from arbiter.cluster.coordinator import ClusterPlayer  # Dask: only when asked for
+    observer = _display(plain, as_json)
+    waiting = _Waiting()
 
-        player = ClusterPlayer(cluster, config)
-    tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json),
-                            player=player)
+    async def play_with(source: EngineSource) -> RunResult:
+        from arbiter.run.inprocess import InProcessPlayer
+
+        waiting.run = Coordinator(config, store, tournament_id, observer=observer,
+                                  player=InProcessPlayer(config, source=source))
+        return await waiting.run.run()
+
     try:
-        remote_main = remote_runner(tournament, config, str(store.path), remote)
+        remote_main = remote_runner(play_with, config, str(store.path), remote)
         if remote_main is None:
-            return run_interruptible(tournament.run, stop=tournament.stop)
-        waiting = _Waiting(tournament, remote_main)
-        result = run_interruptible(waiting.run, stop=waiting.stop)
+            run = Coordinator(config, store, tournament_id, observer=observer,
+                              player=_player(config, cluster))
+            return run_interruptible(run.run, stop=run.stop)
+        waiting.main = remote_main
+        result = run_interruptible(waiting.wait, stop=waiting.stop)
         if result is None:  # a signal while the run waited for its remote engines
             if created:
                 delete_tournament(store, tournament_id)
@@ -120,29 +133,46 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
+def _player(config: TournamentConfig, cluster: ClusterTarget | None) -> Player | None:
+    """Where the games are played: on ``cluster``, in worker processes
+    (``config.workers``, ``specs/tournament.md`` §Worker processes), or in
+    this process (None: the coordinator's own)."""
+    if cluster is not None:
+        from arbiter.cluster.coordinator import ClusterPlayer  # Dask: only when asked for
+
+        return ClusterPlayer(cluster, config)
+    workers = choose_workers(config.workers, config.concurrency)
+    if workers == 1:
+        return None
+    from arbiter.run.processes import ProcessPlayer
+
+    return ProcessPlayer(config, workers)
+
+
 class _Waiting:
     """A run with remote engines under the interrupt policy: the first signal
     ends the wait for the engines while the tournament has not started (exit
     130, nothing played: specs/tournament.md §Remote engines), and stops the
     tournament cleanly once it has."""
 
-    def __init__(self, tournament: Tournament, main: Callable[[], Awaitable[RunResult]]):
-        self.tournament = tournament
-        self.main = main
+    def __init__(self) -> None:
+        self.main: Callable[[], Awaitable[RunResult]] | None = None
+        self.run: Coordinator | None = None  # once the engines are there
         self.reason: str | None = None  # the signal that ended the wait
         self._scope: Any = None  # the wait's trio.CancelScope, once main runs
 
-    async def run(self) -> RunResult | None:
+    async def wait(self) -> RunResult | None:
         import trio
 
+        assert self.main is not None
         with trio.CancelScope() as self._scope:
             if self.reason is None:  # else a signal came before the wait began
                 return await self.main()
         return None
 
     def stop(self, reason: str) -> None:
-        if self.tournament.started_at:
-            self.tournament.stop(reason)
+        if self.run is not None and self.run.started_at:
+            self.run.stop(reason)
             return
         self.reason = reason
         if self._scope is not None:
@@ -348,6 +378,7 @@ def tournament(
     seed: int | None = typer.Option(None, "--seed", help="seed for --order random and --random-plies (default 0)"),
     random_plies: int | None = typer.Option(None, "--random-plies", help="open each game pair with N random legal plies"),
     concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
+    workers: str | None = typer.Option(None, "--workers", help=_WORKERS_HELP),
     restart: bool | None = typer.Option(None, "--restart/--reuse", help="start fresh engine processes for every game (default: reuse with uginewgame)"),
     tc: str | None = typer.Option(None, "--tc", help="time control: 40/60+0.5, 60+0.5, st=2, depth=N, nodes=N, inf"),
     timemargin: int | None = typer.Option(None, "--timemargin", help="ms an engine may overstep its time"),
@@ -376,7 +407,7 @@ def tournament(
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
-                 restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
+                 workers=workers, restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, name=name, pgn=pgn, log=log, cluster=cluster, engine=engine or None, each=each)
     _check_numbers(flags)
@@ -426,6 +457,7 @@ def match(
     seed: int | None = typer.Option(None, "--seed", help="seed (default 0)"),
     random_plies: int | None = typer.Option(None, "--random-plies", help="N random plies per game pair"),
     concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
+    workers: str | None = typer.Option(None, "--workers", help=_WORKERS_HELP),
     restart: bool | None = typer.Option(None, "--restart/--reuse", help="fresh processes for every game"),
     tc: str | None = typer.Option(None, "--tc", help="time control"),
     timemargin: int | None = typer.Option(None, "--timemargin", help="ms"),
@@ -452,7 +484,7 @@ def match(
         games = 10000
     flags = dict(game=game, format="round-robin", games=games, rounds=rounds, openings=openings,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
-                 restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
+                 workers=workers, restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, pgn=pgn, log=log, each=each,
                  name=name or f"{game.strip().lower()} match")

@@ -1,11 +1,11 @@
 """The coordinator side: game pairs submitted to a Dask cluster from a trio
 run (``specs/cluster.md`` §The coordinator).
 
-:class:`ClusterPlayer` is the :class:`arbiter.tournament.PairPlayer` of
-``--cluster``: the tournament takes, stores and tallies as in a local run, and
+:class:`ClusterPlayer` is the :class:`arbiter.run.player.Player` of
+``--cluster``: the coordinator takes, stores and tallies as in a local run, and
 hands each batch of game pairs (one pair, or up to :data:`MAX_BATCH` while
 many are pending and the games are fast: :data:`BATCH_PLAY`) to
-:meth:`ClusterPlayer.play_pairs`, which submits it as one impure task
+:meth:`ClusterPlayer.play`, which submits it as one impure task
 needing one ``slots`` resource and waits for its result.
 The tournament runs at most ``--concurrency`` pair workers, so at most that
 many batches (each playing one game at a time) are in flight.
@@ -46,8 +46,8 @@ import trio
 from distributed import Client, Event, Future, KilledWorker, LocalCluster, Security, as_completed
 
 from arbiter.config import TournamentConfig
+from arbiter.run.player import BatchEnd, PlayerError, Reporter
 from arbiter.schedule import ScheduledGame
-from arbiter.tournament import Observer, PairResult, PlayerError
 
 from .address import ClusterTarget
 from .task import Outcome, WorkerRefused, make_request, read_result
@@ -102,6 +102,7 @@ class ClusterPlayer:
                          "timemargin_ms": config.timemargin_ms, "maxplies": config.maxplies,
                          "stall_ms": config.stall_ms, "restart": config.restart,
                          "resign": config.resign, "draw": config.draw}
+        self.slots = max(1, config.concurrency)
         self.tag = uuid.uuid4().hex[:12]
         #: the Dask Events every batch of this run watches: stop its games;
         #: begin no further pair (an SPRT decision)
@@ -120,8 +121,11 @@ class ClusterPlayer:
 
     # -- the session -----------------------------------------------------------
 
+    def describe(self) -> str:
+        return f"on the cluster {self.target}"
+
     @asynccontextmanager
-    async def session(self, observer: Observer) -> AsyncIterator[None]:
+    async def session(self, observer: Reporter) -> AsyncIterator[None]:
         """Connected to the cluster (a ``local:N`` one started) inside; on the
         way out, by any path, the pairs in flight are stopped and the client
         closed (shielded from cancellation)."""
@@ -240,11 +244,14 @@ class ClusterPlayer:
         fit = int(BATCH_PLAY * pairs / max(seconds, 1e-6))
         self.max_batch = max(1, min(MAX_BATCH, fit))
 
-    async def play_pairs(self, pairs: list[list[ScheduledGame]]) -> PairResult:
-        """Play ``pairs`` on a worker, in order: the games it played and its
-        events; :class:`ClusterError` if the cluster failed the batch.
-        Cancelled, the batch stays in flight until the session stops it."""
+    async def play(self, pairs: list[list[ScheduledGame]], reporter: Reporter) -> BatchEnd:
+        """Play ``pairs`` on a worker, in order: its games and events are
+        reported when its result comes; :class:`ClusterError` if the cluster
+        failed the batch.  Cancelled, the batch stays in flight until the
+        session stops it."""
         games = [g for pair in pairs for g in pair]
+        for game in games:
+            reporter.started(game)
         request = make_request(self.settings, self.config.engines, pairs, self.stop_name,
                                self.drain_name)
         key = f"arbiter-{self.tag}-{games[0].key}-{next(self._numbers)}"
@@ -258,7 +265,7 @@ class ClusterPlayer:
         self._in_flight.discard(future)
         if future.status == "finished":
             self._paced(len(pairs), trio.current_time() - began)
-            return _pair_result(read_result(done.result, games), games, self.drained)
+            return await _report(read_result(done.result, games), games, self.drained, reporter)
         keys = ", ".join(g.key for g in games)
         try:  # the error itself, raised here (the rare path: a thread is fine)
             await trio.to_thread.run_sync(future.result)
@@ -343,14 +350,18 @@ def _games_in(future: Future) -> int:
         return 0
 
 
-def _pair_result(outcome: Outcome, games: list[ScheduledGame], drained: bool) -> PairResult:
-    """The tournament's view of a worker's checked result: dropped parts
-    become events, a requested game without a record a failure (unless its
-    pair was skipped after the run was drained)."""
-    events: list[tuple[str, str, str | None, str | None]] = [
-        (e["kind"], e["detail"], e["engine"] or None, e["key"] or None) for e in outcome.events]
-    events += [("dropped-result", f"a result from worker {outcome.worker} was dropped: {why}",
-                None, None) for why in outcome.dropped]
+async def _report(outcome: Outcome, games: list[ScheduledGame], drained: bool,
+                  reporter: Reporter) -> BatchEnd:
+    """A worker's checked result to the coordinator: its events (dropped parts
+    among them) and its games, stored; a requested game without a record is a
+    failure (unless its pair was skipped after the run was drained)."""
+    for event in outcome.events:
+        await reporter.event(event["kind"], event["detail"], event["engine"] or None,
+                             event["key"] or None)
+    for why in outcome.dropped:
+        await reporter.event("dropped-result", f"a result from worker {outcome.worker} was "
+                             f"dropped: {why}", None, None)
+    await reporter.finished(outcome.played)
     failure = outcome.failure
     played = {scheduled.key for scheduled, _ in outcome.played}
     skipped = set(outcome.skipped) if drained else set()
@@ -358,4 +369,4 @@ def _pair_result(outcome: Outcome, games: list[ScheduledGame], drained: bool) ->
     if failure is None and missing:
         failure = (f"worker {outcome.worker} returned no record for game(s) {', '.join(missing)}; "
                    "stopping, the games stored are kept")
-    return PairResult(outcome.played, events, failure)
+    return BatchEnd(failure=failure, skipped=[g for g in games if g.key in skipped])

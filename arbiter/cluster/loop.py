@@ -37,7 +37,7 @@ from arbiter.engine import Engine, EngineConfig, EngineStartError, open_engine
 from arbiter.games import get_game
 from arbiter.match import play_game
 from arbiter.match.adjudication import Adjudication
-from arbiter.tournament import startup_limit
+from arbiter.run.gameloop import startup_limit
 
 __all__ = ["GameLoop", "Batch", "LoopClosed", "ENGINE_IDLE", "IDLE_PER_SLOT", "STOP_POLL"]
 
