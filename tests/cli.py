@@ -6,7 +6,8 @@ Most CLI tests only check what a command prints and its exit status: they call
 where a process costs a second).  A test that needs a real process -- signals,
 the exit of a killed run, pipes, the ``python -m arbiter`` entry point
 itself -- calls :func:`arbiter` (run to the end) or :func:`start` (a process to
-drive).
+drive; :class:`Watched` reads its output as it comes, for a command that runs
+until it is stopped).
 
 ``invoke`` and ``arbiter`` return the same ``subprocess.CompletedProcess[str]``
 (``returncode``, ``stdout``, ``stderr``), so a test moves from one to the other

@@ -18,7 +18,10 @@ engine) is started as a real process with what it needs (a server for
 ``connect``, the README's own ``connect`` line for the remote match, a TLS
 Dask scheduler and certificates from trustme for ``worker``), checked at its
 job (a page served, a client connected, a match played, a worker joined), then
-stopped with SIGINT or SIGTERM, and its exit status checked.
+stopped with SIGINT or SIGTERM, and its exit status checked.  These lines
+listen on the README's own ports (7171, 8000, 8786), which must be free where
+the tests run; the lines of one port are in one group, so they take it in
+turn.
 """
 
 from __future__ import annotations
