@@ -193,9 +193,9 @@ def serve(
         exit_interrupted(exc, "games in progress abandoned, connections closed")
 
 
-#: the environment variable ``arbiter connect`` reads its token from when no
-#: ``--token-file`` is given (a process's environment is readable by its
-#: owner only, its command line by every local user)
+#: the environment variable ``arbiter connect`` reads its token from when
+#: neither ``--token-file`` nor ``--token`` is given (a process's environment
+#: is readable by its owner only, its command line by every local user)
 TOKEN_ENV = "ARBITER_TOKEN"
 
 #: what ``connect`` says when no token was given
@@ -256,11 +256,12 @@ def _connect_name_problem(config: Any, spec: str) -> str | None:
     the server's own rule, :func:`arbiter.tokens.valid_name`), with a
     ``name=`` that it takes; None when it takes it."""
     from arbiter.tokens import NAME_RULE, valid_name
+    from protocol.wire import MAX_NAME_CHARS
 
     name = config.name or ""
     if valid_name(name):
         return None
-    fitting = "".join(c if valid_name(c) else "_" for c in name)[:64] or "engine"
+    fitting = "".join(c if valid_name(c) else "_" for c in name)[:MAX_NAME_CHARS] or "engine"
     return (f"-e {spec}: the engine's name {name[:80]!r} is one the server refuses (an engine "
             f"name is {NAME_RULE}): give it one with name=..., e.g. name={fitting}")
 
@@ -272,8 +273,9 @@ def connect(
     token_file: str | None = typer.Option(None, "--token-file", metavar="FILE",
                                           help="a file holding the token (arbiter token add "
                                                f"--out); default: ${TOKEN_ENV}"),
-    token_text: str | None = typer.Option(None, "--token", metavar="TOKEN", help="the token itself (other local "
-                                          "users can read a command line: prefer --token-file)"),
+    token_text: str | None = typer.Option(None, "--token", metavar="TOKEN",
+                                          help="the token itself (other local users can read "
+                                               "a command line: prefer --token-file)"),
     engines_file: str | None = typer.Option(
         None, "--engines",
         help=f"TOML file of [engines.NAME] tables (default: ./{DEFAULT_ENGINES_FILE} if present)"),
