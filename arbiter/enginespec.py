@@ -399,11 +399,11 @@ def _check_remote_items(base: EngineConfig, items: list[Item], where: str) -> No
     """A remote engine's NAME is a name an engine connects with (1 to 64
     letters, digits, '_' or '-': the listener refuses any other), and its
     SPEC sets only :data:`REMOTE_KEYS`."""
-    from arbiter.tokens import valid_name
+    from arbiter.tokens import NAME_RULE, valid_name
 
     if not valid_name(base.name or ""):
-        raise EngineSpecError(f"{where}: remote:{(base.name or '')[:80]}: NAME must be 1 to 64 "
-                              "letters, digits, '_' or '-' (the name the engine connects with)")
+        raise EngineSpecError(f"{where}: remote:{(base.name or '')[:80]}: NAME must be "
+                              f"{NAME_RULE} (the name the engine connects with)")
     for key, _ in items:
         if key not in REMOTE_KEYS:
             raise EngineSpecError(f"{where}: {key}= is not for a remote engine: it takes only "

@@ -25,7 +25,7 @@ import secrets
 import sqlite3
 from pathlib import Path
 
-__all__ = ["TOKEN_ITERATIONS", "TokenError", "TokenStore", "valid_name"]
+__all__ = ["NAME_RULE", "TOKEN_ITERATIONS", "TokenError", "TokenStore", "valid_name"]
 
 #: PBKDF2 iterations: a few milliseconds per check (see the module's docstring).
 TOKEN_ITERATIONS = 2000
@@ -36,6 +36,8 @@ SALT_BYTES = 16
 #: A token name: what the wire allows for a name, in characters that need no
 #: quoting anywhere and without the ``.`` that separates it from the secret.
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: :data:`NAME_RE` in words, for the messages that refuse a name
+NAME_RULE = "1 to 64 letters, digits, '_' or '-'"
 #: How long a command waits for another writer of the database (seconds).
 BUSY_TIMEOUT = 30.0
 
@@ -96,7 +98,7 @@ class TokenStore:
         """A new token for ``name`` (the one time it is seen); a revoked
         name's row is replaced, an active one is refused."""
         if not valid_name(name):
-            raise TokenError(f"token name {name[:80]!r}: 1 to 64 letters, digits, '_' or '-'")
+            raise TokenError(f"token name {name[:80]!r}: {NAME_RULE}")
         secret = secrets.token_urlsafe(SECRET_BYTES)
         salt = secrets.token_bytes(SALT_BYTES)
         row = (name, salt.hex(), _derive(secret, salt, TOKEN_ITERATIONS).hex(),

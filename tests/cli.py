@@ -6,7 +6,8 @@ Most CLI tests only check what a command prints and its exit status: they call
 where a process costs a second).  A test that needs a real process -- signals,
 the exit of a killed run, pipes, the ``python -m arbiter`` entry point
 itself -- calls :func:`arbiter` (run to the end) or :func:`start` (a process to
-drive).
+drive; :class:`Watched` reads its output as it comes, for a command that runs
+until it is stopped).
 
 ``invoke`` and ``arbiter`` return the same ``subprocess.CompletedProcess[str]``
 (``returncode``, ``stdout``, ``stderr``), so a test moves from one to the other
@@ -136,3 +137,69 @@ class ListeningLog:
         """All of stderr, once the process has closed it."""
         self._thread.join(PROCESS_TIMEOUT)
         return self.text
+
+
+class Watched:
+    """A started process (:func:`start`) whose stdout and stderr are read
+    line by line by a thread each, so that it never blocks on a full pipe:
+    :attr:`lines` so far (both streams, in the order read), :meth:`wait_for`
+    a line, :meth:`stop` it with a signal, :meth:`wait` for its end.  For a
+    command that runs until it is stopped (``arbiter serve``, ``web``,
+    ``connect``, ``worker``)."""
+
+    def __init__(self, proc: subprocess.Popen[str]):
+        self.proc = proc
+        self.lines: list[str] = []
+        self._closed = 0  # streams read to their end
+        self._news = threading.Condition()
+        self._threads = [threading.Thread(target=self._read, args=(stream,), daemon=True)
+                         for stream in (proc.stdout, proc.stderr) if stream is not None]
+        for thread in self._threads:
+            thread.start()
+
+    def _read(self, stream) -> None:
+        try:
+            for line in stream:
+                with self._news:
+                    self.lines.append(line)
+                    self._news.notify_all()
+        finally:
+            with self._news:
+                self._closed += 1
+                self._news.notify_all()
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    def wait_for(self, text: str) -> str:
+        """The first line holding ``text``, once printed; the test fails if
+        the process closes its output first, or takes :data:`PROCESS_TIMEOUT`."""
+        def found() -> str | None:
+            return next((line for line in self.lines if text in line), None)
+
+        with self._news:
+            self._news.wait_for(lambda: found() is not None or self._closed == len(self._threads),
+                                PROCESS_TIMEOUT)
+            line = found()
+        assert line is not None, f"no line with {text!r} from {self.proc.args}:\n{self.text}"
+        return line
+
+    def wait(self) -> int:
+        """Its exit status once it has ended on its own, its output read."""
+        self.proc.wait(PROCESS_TIMEOUT)
+        for thread in self._threads:
+            thread.join(PROCESS_TIMEOUT)
+        assert "Traceback" not in self.text, self.text
+        return self.proc.returncode
+
+    def stop(self, signum: int) -> int:
+        """Its exit status after ``signum`` (SIGINT: Ctrl-C; SIGTERM)."""
+        self.proc.send_signal(signum)
+        return self.wait()
+
+    def kill(self) -> None:
+        """SIGKILL if it still runs (a test's clean-up after a failure)."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(PROCESS_TIMEOUT)

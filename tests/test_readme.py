@@ -1,49 +1,50 @@
-"""The README's examples run as written (issue 15, "Rough edges").
+"""The README's examples run as written (issue 15, "Rough edges"; issue 29).
 
 Every ``sh`` code block of README.md is read line by line (a line ending in
 ``\\`` goes on), comments dropped as a shell would.  Each ``arbiter ...`` line
 must parse (its command exists, its options and arguments are accepted), and
-each one that is not in :data:`PARSED_ONLY` is run in a fresh folder holding
-a copy of ``examples/`` and no database yet -- what a new user on a fresh
-clone has.  A line that reads what earlier lines wrote (the database, a
-record file: :data:`READS_FROM`) runs after them, in their folder, in the
-README's order; every other line is a test of its own, so that the
-examples run on both xdist workers.  Nothing is changed for the test: a README
-example that is too slow to run here must be made quicker in the README, or
-be listed in :data:`PARSED_ONLY` with the reason.
+each one is run in a fresh folder holding a copy of ``examples/`` and no
+database yet -- what a new user on a fresh clone has.  A line that reads what
+earlier lines wrote (the database, a record file, a token file, a running
+server: :data:`READS_FROM`) runs after them, in their folder, in the README's
+order; every other line is a test of its own, so that the examples run on
+both xdist workers.  Nothing is skipped and nothing is changed for the test:
+a README example that is too slow to run here must be made quicker in the
+README.
+
+A line that runs until it is stopped (:data:`RUNNERS`: ``arbiter web``,
+``serve``, ``connect``, ``worker``, and a match that waits for a remote
+engine) is started as a real process with what it needs (a server for
+``connect``, the README's own ``connect`` line for the remote match, a TLS
+Dask scheduler and certificates from trustme for ``worker``), checked at its
+job (a page served, a client connected, a match played, a worker joined), then
+stopped with SIGINT or SIGTERM, and its exit status checked.  These lines
+listen on the README's own ports (7171, 8000, 8786), which must be free where
+the tests run; the lines of one port are in one group, so they take it in
+turn.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shlex
 import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import typer
-from cli import ROOT, invoke
+from cli import PROCESS_TIMEOUT, ROOT, Watched, child_env, invoke, start
 
 from arbiter.cli import app
 
 README = ROOT / "README.md"
-
-#: README commands the test parses but does not run: each takes half a
-#: minute or more on two cores, and what it does is run by other tests
-PARSED_ONLY = {
-    "arbiter demo": "18 games at 20+0.2 (specs/tournament.md §Demo)",
-    "arbiter check atoll -e greedy": "the full suite, 28 checks, half a minute (tests/test_check.py "
-                                     "runs the quick suite on every sample engine)",
-    "arbiter web --http 127.0.0.1:8000": "serves until Ctrl-C (tests/test_web.py, tests/test_browser.py)",
-    "arbiter serve --listen 127.0.0.1:7171 --arena game=troll tc=10+0.1": "serves until Ctrl-C (tests/test_server.py)",
-    "arbiter connect 127.0.0.1:7171 --token TOKEN -e mcts": "needs a server and a real token (tests/test_server.py)",
-    "arbiter match troll mcts remote:alice --listen 127.0.0.1:7171 --games 2 --tc 10+0.1":
-        "waits for alice to connect (tests/test_server.py)",
-    "arbiter tournament -g troll -e mcts -e greedy --games 2 --tc 2+0.05 --cluster local:2":
-        "starts a Dask cluster (tests/test_cluster.py)",
-    "arbiter worker tls://scheduler.example:8786 --engines examples/engines.toml --slots 2 --tls-ca ca.pem "
-    "--tls-cert worker.pem --tls-key worker-key.pem": "needs a scheduler (tests/test_cluster.py)",
-}
 
 #: the README's lines that are not ``arbiter`` commands, by their start:
 #: installing and the whole test suite, which the test is part of
@@ -98,8 +99,15 @@ def test_the_readme_has_only_arbiter_commands_and_the_install_lines():
     assert len(arbiter_commands()) >= 20  # the blocks were found
     others = [" ".join(words) for words in every if words[0] != "arbiter"]
     assert others and all(line.startswith(NOT_ARBITER) for line in others), others
-    listed = {" ".join(words) for words in arbiter_commands()}
-    assert set(PARSED_ONLY) <= listed  # no stale entry
+
+
+def test_no_example_puts_a_token_on_the_command_line():
+    """specs/wire.md §The server and the client: a command line is every
+    local user's to read (``/proc/PID/cmdline``), so the README's
+    ``connect`` reads its token from a file, and no example shows ``--token``."""
+    connects = [words for words in arbiter_commands() if words[1] == "connect"]
+    assert connects and all("--token-file" in words for words in connects)
+    assert not [words for words in arbiter_commands() if "--token" in words]
 
 
 def test_no_example_needs_what_a_clone_does_not_have():
@@ -156,14 +164,18 @@ READS_FROM = {
     "arbiter import games.pgn": "arbiter export --tournament 1",
     "arbiter ratings --game troll": "arbiter match troll mcts greedy",
     "arbiter ratings --game morris": "arbiter tournament -g morris",  # its games with random
+    "arbiter web --http": "arbiter match troll mcts greedy",  # shows its tournament
+    "arbiter serve": "arbiter token add",  # the token is in its database
+    "arbiter connect": "arbiter serve",  # connects to it with the token file
+    "arbiter match troll greedy remote:": "arbiter token add",  # its client's token
 }
 
 
 def example_runs() -> list[list[list[str]]]:
-    """The README lines that run (not in :data:`PARSED_ONLY`), in groups: a
-    line with the line it reads from (:data:`READS_FROM`, transitively), in
-    the README's order; every group in the order of its first line."""
-    lines = [words for words in arbiter_commands() if " ".join(words) not in PARSED_ONLY]
+    """The README's ``arbiter`` lines in groups: a line with the line it
+    reads from (:data:`READS_FROM`, transitively), in the README's order;
+    every group in the order of its first line."""
+    lines = arbiter_commands()
     group_of: list[int] = []  # each line's group, by the index of the group's first line
     for at, words in enumerate(lines):
         line = " ".join(words)
@@ -181,29 +193,187 @@ def example_runs() -> list[list[list[str]]]:
 def test_every_example_runs_once_and_each_reader_after_what_it_reads():
     runs = example_runs()
     ran = [words for run in runs for words in run]
-    every = [words for words in arbiter_commands() if " ".join(words) not in PARSED_ONLY]
+    every = arbiter_commands()
     assert sorted(map(" ".join, ran)) == sorted(map(" ".join, every))
     for run in runs:  # each group in the README's order
         assert sorted(run, key=every.index) == run
-    for start in READS_FROM:  # no stale entry
-        assert any(" ".join(words).startswith(start) for words in every), start
+    for first in [*READS_FROM, *RUNNERS]:  # no stale entry
+        assert any(" ".join(words).startswith(first) for words in every), first
+
+
+class Scene:
+    """The folder a group of README lines runs in, and the server a line
+    started for the line after it (:attr:`serving`, stopped by the test
+    once that line has run).  Every process started is killed on the way
+    out of :attr:`stack` if a failed check left it running."""
+
+    def __init__(self, folder: Path, stack: contextlib.ExitStack):
+        self.folder = folder
+        self.stack = stack
+        self.serving: Watched | None = None
+
+    def start(self, words: list[str]) -> Watched:
+        """The README line ``words`` (``arbiter ...``) started as written."""
+        return self.watch(start(*words[1:], cwd=self.folder))
+
+    def watch(self, proc: subprocess.Popen[str]) -> Watched:
+        running = Watched(proc)
+        self.stack.callback(running.kill)
+        return running
+
+
+def _option(words: list[str], name: str) -> str:
+    """The value of option ``name`` in a README line."""
+    return words[words.index(name) + 1]
+
+
+def _run(scene: Scene, words: list[str]) -> None:
+    """A line that runs to its end: in this process, exit status 0, its
+    stdout written where ``> FILE`` sends it."""
+    line = " ".join(words)
+    args, out = _redirect(words[1:])
+    result = invoke(*args, cwd=scene.folder)
+    assert result.returncode == 0, f"{line}\n{result.stdout[-2000:]}\n{result.stderr}"
+    if out is not None:
+        Path(scene.folder, out).write_text(result.stdout, encoding="utf-8")
+    if line.startswith("arbiter import games.pgn --db other.db"):
+        assert (scene.folder / "games.pgn").stat().st_size > 0 and (scene.folder / "other.db").exists()
+    if line.startswith("arbiter token add"):  # specs/wire.md §Authentication: the owner's alone
+        assert (scene.folder / _option(words, "--out")).stat().st_mode & 0o777 == 0o600
+
+
+def _web(scene: Scene, words: list[str]) -> None:
+    """``arbiter web``: its first page lists the tournament of the match
+    line, whose page shows its engines; SIGTERM ends it with 130
+    (specs/web.md)."""
+    address = _option(words, "--http")
+    web = scene.start(words)
+    web.wait_for(f"at http://{address}/")
+
+    def page(path: str) -> str:
+        with urllib.request.urlopen(f"http://{address}{path}", timeout=PROCESS_TIMEOUT) as answer:
+            assert answer.status == 200
+            return answer.read().decode("utf-8")
+
+    assert 'href="/tournament/1"' in page("/")
+    html = page("/tournament/1")
+    assert "mcts" in html and "greedy" in html, html[:2000]
+    assert web.stop(signal.SIGTERM) == 130, web.text
+
+
+def _serve(scene: Scene, words: list[str]) -> None:
+    """``arbiter serve``: listening where the line says, kept for the line
+    after it (``connect``), then stopped by SIGTERM (130, specs/wire.md)."""
+    server = scene.start(words)
+    server.wait_for(f"listening on {_option(words, '--listen')}")
+    scene.serving = server
+
+
+def _connected(scene: Scene, words: list[str], server: Watched) -> Watched:
+    """The README's ``connect`` line started; returned once ``server`` (a
+    server or a run listening) has welcomed its engine, by the engine's
+    name and the token's (``arbiter: NAME (TOKEN) connected``)."""
+    token = (scene.folder / _option(words, "--token-file")).read_text(encoding="utf-8")
+    client = scene.start(words)
+    server.wait_for(f"{_option(words, '-e')} ({token.split('.')[0]}) connected")
+    return client
+
+
+def _connect(scene: Scene, words: list[str]) -> None:
+    """``arbiter connect -e mcts`` (a sample engine, issue 29 item 10) on
+    the server of the line before it: welcomed there; Ctrl-C ends it with
+    130 and the server sees it go (specs/wire.md §The server and the client)."""
+    assert scene.serving is not None, "arbiter connect needs the arbiter serve line before it"
+    client = _connected(scene, words, scene.serving)
+    assert client.stop(signal.SIGINT) == 130, client.text
+    scene.serving.wait_for(" disconnected")
+
+
+def _remote_match(scene: Scene, words: list[str]) -> None:
+    """A match with ``remote:mcts``: the README's ``connect`` line, started
+    once the match listens, plays it; the match ends (0) with its games
+    stored, and the client ends when the run closes its connection or on
+    SIGINT (specs/wire.md §Remote participants)."""
+    run = scene.start(words)
+    run.wait_for(f"listening on {_option(words, '--listen')}")
+    (connect,) = [line for line in arbiter_commands() if line[1] == "connect"]
+    client = _connected(scene, connect, run)
+    assert run.wait() == 0, run.text
+    client.proc.send_signal(signal.SIGINT)  # nothing if it has ended already
+    assert client.wait() in (0, 130), client.text
+    with sqlite3.connect(scene.folder / "arbiter.db") as db:
+        games = db.execute("select white, black from games").fetchall()
+    assert len(games) == int(_option(words, "--games"))
+    assert all({white, black} == {"greedy", "mcts"} for white, black in games), games
+
+
+def _worker(scene: Scene, words: list[str]) -> None:
+    """``arbiter worker tls://...``: certificates of one CA made with
+    trustme (specs/cluster.md §Security) where the line reads them, a
+    ``dask scheduler --protocol tls`` at the line's address; the worker
+    joins it with its engines file, and leaves it on SIGINT."""
+    import trustme
+
+    address = words[2]
+    host, port = address.removeprefix("tls://").rsplit(":", 1)
+    ca = trustme.CA()
+    ca.cert_pem.write_to_path(str(scene.folder / _option(words, "--tls-ca")))
+    certificates = {}
+    for who in ("worker", "scheduler"):
+        issued = ca.issue_cert(host, common_name=who)
+        cert, key = ((_option(words, "--tls-cert"), _option(words, "--tls-key")) if who == "worker"
+                     else ("scheduler.pem", "scheduler-key.pem"))
+        issued.cert_chain_pems[0].write_to_path(str(scene.folder / cert))
+        issued.private_key_pem.write_to_path(str(scene.folder / key))
+        certificates[who] = (cert, key)
+    scheduler = scene.watch(subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", host, "--port", port,
+         "--no-dashboard", "--protocol", "tls", "--tls-ca-file", _option(words, "--tls-ca"),
+         "--tls-cert", certificates["scheduler"][0], "--tls-key", certificates["scheduler"][1]],
+        cwd=scene.folder, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True))
+    worker = scene.start(words)
+    joined = worker.wait_for(" joined ")
+    engines = _option(words, "--engines")
+    assert f"joined {address}: {_option(words, '--slots')} slot(s), engines new, old from {engines}" \
+        in joined, joined
+    assert worker.stop(signal.SIGINT) == 0, worker.text
+    scheduler.wait_for("Remove worker")  # it left the scheduler
+    scheduler.stop(signal.SIGTERM)
+
+
+#: the README lines that run until they are stopped, or that need a process
+#: beside them, by their start: how the test runs each (every other line:
+#: :func:`_run`)
+RUNNERS: dict[str, Callable[[Scene, list[str]], None]] = {
+    "arbiter web --http": _web,
+    "arbiter serve": _serve,
+    "arbiter connect": _connect,
+    "arbiter match troll greedy remote:": _remote_match,
+    "arbiter worker": _worker,
+}
+
+
+def _runner(words: list[str]) -> Callable[[Scene, list[str]], None]:
+    line = " ".join(words)
+    return next((run for start, run in RUNNERS.items() if line.startswith(start)), _run)
 
 
 @pytest.mark.parametrize("run", example_runs(), ids=lambda run: " ".join(run[0])[:60].rstrip())
 def test_the_examples_run_on_a_fresh_clone(run, tmp_path):
-    """A README line that runs (not in PARSED_ONLY), with the lines that read
-    what it wrote, in the README's order, in a folder with examples/ and
-    nothing else; each ends with exit status 0."""
+    """A README line with the lines that read what it wrote, in the README's
+    order, in a folder with examples/ and nothing else; each ends with exit
+    status 0, or does its job until the test stops it (:data:`RUNNERS`)."""
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    for words in run:
-        line = " ".join(words)
-        args, out = _redirect(words[1:])
-        result = invoke(*args, cwd=tmp_path)
-        assert result.returncode == 0, f"{line}\n{result.stdout[-2000:]}\n{result.stderr}"
-        if out is not None:
-            Path(tmp_path, out).write_text(result.stdout, encoding="utf-8")
-        if line.startswith("arbiter import games.pgn --db other.db"):
-            assert (tmp_path / "games.pgn").stat().st_size > 0 and (tmp_path / "other.db").exists()
+    with contextlib.ExitStack() as stack:
+        scene = Scene(tmp_path, stack)
+        for words in run:
+            serving = scene.serving
+            _runner(words)(scene, words)
+            if serving is not None:  # a server serves the line after it
+                assert serving.stop(signal.SIGTERM) == 130, serving.text
+                scene.serving = None
+        assert scene.serving is None, "a server with no line after it to serve"
     assert not (tmp_path / "engines.toml").exists()  # the names resolved without one
 
 

@@ -180,7 +180,7 @@ def test_connect_without_server(tmp_path: Path) -> None:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
         run = invoke("connect", f"127.0.0.1:{port}", "--token", "a.b", "-e",
-                     f"cmd='{PY} -m sample_engines.random'")
+                     f"cmd='{PY} -m sample_engines.random' name=rand")
     assert run.returncode == 1 and "cannot connect" in run.stderr
 
 
