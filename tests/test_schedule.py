@@ -161,7 +161,8 @@ def test_an_opening_that_ends_the_game_is_refused():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(format="swiss"), "unknown format 'swiss'"),
+    (dict(format="monrad"), "unknown format 'monrad'"),
+    (dict(format="swiss"), "paired round by round"),
     (dict(games=0), "--games must be at least 1"),
     (dict(rounds=0), "--rounds must be at least 1"),
     (dict(order="shuffled"), "unknown opening order"),
