@@ -16,8 +16,8 @@ with each ply):
   answer;
 * **search-time**: an ``info time`` longer than the time the arbiter
   measured for that search (from its ``go`` written to its ``bestmove``
-  read, the lag compensation of a remote engine added back), beyond
-  :data:`TIME_ROUNDING_MS`.
+  read, the lag compensation of a remote engine added back), by more than
+  :data:`SEARCH_TIME_SLACK_MS`.
 
 A game gives at most one warning per check and engine: the first ply where
 it happened, and how many plies did (an engine that lies on every move
@@ -36,14 +36,19 @@ from typing import Any
 from arbiter.games import Game, GameError, Position, Termination
 from arbiter.record import GameRecord, Ply, ScoreKind
 
-__all__ = ["StrictCheck", "StrictWarning", "check_game", "TIME_ROUNDING_MS"]
+__all__ = ["StrictCheck", "StrictWarning", "check_game", "SEARCH_TIME_SLACK_MS"]
 
 #: How much longer than the measured time an engine's ``info time`` may be,
-#: in ms: both are whole milliseconds (the arbiter's rounded, the engine's
-#: rounded or truncated its own way), so an honest report can exceed the
-#: measure by one; the engine's interval (``go`` read to ``info`` written)
-#: lies inside the arbiter's (``go`` written to ``bestmove`` read).
-TIME_ROUNDING_MS = 1
+#: in ms.  The engine's interval (``go`` read to ``info`` written) lies inside
+#: the arbiter's (``go`` written to ``bestmove`` read), but the arbiter takes
+#: its start when its write returns: a busy machine that deschedules it there
+#: for a few ms, after the engine has read its ``go``, makes an honest report
+#: longer than the measure (up to 5 ms over 1,370 plies of the sample engines
+#: on the loaded 2-core test machine; both figures are also whole ms).  20 ms
+#: is the clock error a run is built to stay within (issue 32: p99 at 8x the
+#: cores), so a report beyond it is not the measure's error; a lie (a time
+#: counted from an earlier moment, another unit) is larger.
+SEARCH_TIME_SLACK_MS = 20
 
 #: the rules' endings: the only ones a mate claim can be judged by
 _RULE_ENDINGS = frozenset(t.value for t in Termination)
@@ -113,7 +118,7 @@ def check_game(record: GameRecord, game: Game) -> list[StrictWarning]:
             found(StrictCheck.MATE_CONTRADICTED, ply.color, number,
                   f"{side} reported {ply.score} at ply {number} {contradicted}")
         measured = ply.time_ms + (ply.comp_ms or 0)
-        if ply.engine_time_ms is not None and ply.engine_time_ms > measured + TIME_ROUNDING_MS:
+        if ply.engine_time_ms is not None and ply.engine_time_ms > measured + SEARCH_TIME_SLACK_MS:
             found(StrictCheck.SEARCH_TIME, ply.color, number,
                   f"{side} reported a search of {ply.engine_time_ms} ms (info time) at ply {number}, "
                   f"but its go to its bestmove took {measured} ms")
