@@ -216,6 +216,15 @@ class RoundPlanner:
                 played[row["black"]] += 1
         return swiss_table(self.engines, _meetings(stored, pair_points(stored, games)), played)
 
+    def to_json(self, stored: Sequence[RoundPair], games: Iterable[Mapping[str, Any]]
+                ) -> dict[str, Any]:
+        """What the standings' JSON adds for this format: ``{"swiss": [each
+        engine's SwissLine, ranked]}`` or ``{"bracket": Bracket.to_dict()}``
+        (``specs/tournament.md`` §Swiss, §Knockout)."""
+        if self.knockout is None:
+            return {"swiss": [line.to_dict() for line in self.swiss_table(stored, games)]}
+        return {"bracket": self.bracket(stored, games).to_dict()}
+
     # -- Swiss -----------------------------------------------------------------
 
     def _swiss_next(self, stored: Sequence[RoundPair], points: Mapping[tuple[int, int], tuple[int, int]]

@@ -6,7 +6,8 @@ per engine name across every tournament, with what identifies its build),
 ``entrants`` (the engines of each tournament, as configured and as they
 introduced themselves), ``games`` (one row per finished game, linked to its
 two engines by key, with its moves, per-move data and record), plus
-``events`` (crashes, restarts, failed handshakes).  An older file is
+``events`` (crashes, restarts, failed handshakes) and ``pairings`` (the game
+pairs of Swiss and knockout rounds, stored before their games).  An older file is
 upgraded in place when opened for writing (``specs/storage.md`` §Migration;
 the tables, indexes and upgrade are :mod:`arbiter.store_schema`).
 

@@ -28,7 +28,7 @@ colour (each is a game pair, both colours), and a round is worth 0 to 2
 points in half points, while the Dutch rules' absolute criteria are about
 colours and single games; the matching states our rules directly.  networkx
 (BSD-3-Clause, maintained since 2004, pure Python) is imported only when a
-round is paired: it costs about 0.2 s of CPU, which no other command pays.
+round is paired: about 0.1 s of CPU, which no other command pays.
 
 Scores here are in *half points* (ints): a game won is 2, drawn 1.
 """
@@ -47,9 +47,10 @@ __all__ = ["Meeting", "SwissRound", "SwissLine", "BYE_HALF_POINTS", "pair_round"
 #: as a win), in half points: two games of one point each.
 BYE_HALF_POINTS = 4
 
-#: Most engines a Swiss round pairs: the matching is O(n^3) in pure Python
-#: (bench/README.md §Swiss pairing: about a second at 256 engines), paid once
-#: per round between rounds while no game is played.
+#: Most engines a Swiss round pairs: the matching is O(n^3) in pure Python,
+#: paid between two rounds while no game is played; on the 2-core test
+#: machine a round of 256 engines took 0.1 to 2 s of CPU, one of 512 up to 9 s
+#: (nine rounds of random results each), past what a wait between rounds may cost.
 MAX_SWISS_ENGINES = 256
 
 #: the node that stands for the bye in the matching (no engine has this name:

@@ -124,3 +124,16 @@ def test_a_pairs_games_have_stable_keys():
     assert games[0].opening == games[1].opening == made.opening_source()(1)
     assert pair.games(config("knockout", list("ab"), pairs=2, random_plies=3, seed=1).opening_source()) == games
     assert RoundPair(1, 2, 1, "a", None).games(made.opening_source()) == ()
+
+
+def test_the_standings_json_of_each_format():
+    """§Swiss, §Knockout: the Swiss lines or the bracket, as JSON values."""
+    swiss = config("swiss", list("abc"), rounds=1)
+    first = swiss.round_planner().next_pairs([], [])
+    data = swiss.round_planner().to_json(first, [])
+    assert [line["name"] for line in data["swiss"]] == ["c", "a", "b"]  # c's bye: 2 points
+    assert data["swiss"][0] == {"name": "c", "score": 2.0, "games": 0, "byes": 1, "buchholz": 2.0,
+                                "buchholz_cut1": 0.0, "sonneborn_berger": 0.0}
+    knockout = config("knockout", list("abc"))
+    data = knockout.round_planner().to_json([], [])
+    assert list(data) == ["bracket"] and data["bracket"]["champion"] is None
