@@ -277,10 +277,8 @@ class TournamentConfig:
             if self.format in ROUND_FORMATS:
                 raise ConfigError(f"sprt tests a two-engine match: not a {self.format} tournament")
         try:
-            if self.format in ROUND_FORMATS:  # the first round's openings, as a schedule's
-                opening_for = self.opening_source()
-                for pair in self.round_planner().next_pairs([], []):
-                    pair.games(opening_for)
+            if self.format in ROUND_FORMATS:  # paired as it goes: the first opening, drawn now
+                self.opening_source()(0)
             else:
                 self.schedule()
         except ScheduleError as exc:

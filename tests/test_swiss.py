@@ -5,8 +5,12 @@ pairing rules and tie-breaks in-process, and whole runs at the store level
 from __future__ import annotations
 
 import itertools
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from round_runs import by_strength, config, contents, run, stored_pairs
@@ -281,3 +285,18 @@ def test_every_pairing_pair_is_a_game_pair_of_two_colours():
         ("r1-p1-g1", 0, "a", "c"), ("r1-p1-g2", 1, "c", "a"),
         ("r1-p2-g1", 2, "b", "d"), ("r1-p2-g2", 3, "d", "b")]
     assert list(itertools.chain(p.games(made.opening_source()) for p in pairs if p.bye)) == []
+
+
+def test_networkx_is_imported_only_to_pair_a_round():
+    """§Swiss: configuring a Swiss tournament costs no networkx import; pairing does."""
+    code = ("import sys\n"
+            "from arbiter.config import config_from_settings\n"
+            "from arbiter.engine import EngineConfig\n"
+            "made = config_from_settings({'game': 'troll', 'format': 'swiss'},"
+            " [EngineConfig(cmd='x', name=n) for n in 'abc'])\n"
+            "assert 'networkx' not in sys.modules\n"
+            "made.round_planner().next_pairs([], [])\n"
+            "assert 'networkx' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert done.returncode == 0, done.stderr
