@@ -683,7 +683,7 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
 
 
 BAD = [
-    (["--format", "swiss"], "unknown format 'swiss'"),
+    (["--format", "monrad"], "unknown format 'monrad'"),
     (["-g", "chess"], "unknown game 'chess'"),
     (["--tc", "40/"], "bad time control '40/'"),
     (["--games", "0"], "--games must be at least 1"),
