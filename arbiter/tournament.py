@@ -14,10 +14,11 @@ from arbiter.engine import EngineConfig, EngineStartError, EngineTimeouts, open_
 from arbiter.enginespec import REMOTE_PREFIX
 from arbiter.rating import SPRT, SPRTConfigError
 from arbiter.run.gameloop import startup_limit
+from arbiter.schedule import ROUND_FORMATS, RoundPair
 from arbiter.standings import Standings, compute_standings
 from arbiter.store import FINISHED, Store
 
-__all__ = ["open_tournament", "tournament_standings", "tournament_sprt", "check_engines",
+__all__ = ["open_tournament", "tournament_standings", "tournament_sprt", "rounds_view", "check_engines",
            "delete_tournament", "CHECK_ATTEMPTS"]
 
 
@@ -39,8 +40,16 @@ def open_tournament(store: Store, config: TournamentConfig, *, new: bool = False
         name=config.name, game=config.game, format=config.format, identity=identity,
         config=config.to_dict(),
         engines=[{**e.to_dict(), "name": e.name} for e in config.engines],
-        total_games=len(config.schedule()))
+        total_games=_total(config))
     return tournament_id, "new"
+
+
+def _total(config: TournamentConfig) -> int:
+    """The games a new tournament of ``config`` plays, as far as known (a
+    Swiss or knockout run's grows as its rounds are paired)."""
+    if config.format in ROUND_FORMATS:
+        return config.round_planner().total_games()
+    return len(config.schedule())
 
 
 #: tries each engine gets in :func:`check_engines`: a failed start is tried
@@ -111,6 +120,30 @@ def tournament_standings(store: Store, tournament: Mapping[str, Any]) -> Standin
     engines = tournament.get("engines") or [e["name"] for e in store.engines(tournament["id"])]
     return compute_standings(engines, store.games(tournament["id"], with_record=False),
                              tournament_sprt(tournament))
+
+
+def rounds_view(store: Store, tournament: Mapping[str, Any]) -> tuple[dict[str, Any], str] | None:
+    """What a Swiss or knockout tournament adds to its standings: the JSON
+    (``{"swiss": [...]}`` or ``{"bracket": {...}}``) and the text (the Swiss
+    table with its tie-breaks, or the bracket); None for other formats or a
+    configuration that no longer reads (``specs/tournament.md`` §Swiss, §Knockout)."""
+    if tournament.get("format") not in ROUND_FORMATS:
+        return None
+    try:
+        config = TournamentConfig.from_dict(tournament["config"])
+        planner = config.round_planner()
+    except (KeyError, TypeError, ValueError):
+        return None
+    pairs = [RoundPair.from_dict(row) for row in store.pairings(tournament["id"])]
+    rows = store.games(tournament["id"], with_record=False)
+    data = planner.to_json(pairs, rows)
+    if config.format == "knockout":
+        return data, planner.bracket(pairs, rows).render()
+    lines = ["  #   engine           score  games  byes  Buchholz  Buchholz-1   S-B"]
+    for rank, line in enumerate(planner.swiss_table(pairs, rows), start=1):
+        lines.append(f"  {rank:<3} {line.name:<16} {line.score:>5g}  {line.games:>5}  {line.byes:>4}  "
+                     f"{line.buchholz:>8g}  {line.buchholz_cut1:>10g}  {line.sonneborn_berger:>5g}")
+    return data, "\n".join(lines)
 
 
 def tournament_sprt(tournament: Mapping[str, Any]) -> SPRT | None:

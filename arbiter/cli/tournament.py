@@ -32,11 +32,13 @@ from arbiter.run.gameloop import EngineSource
 from arbiter.run.observer import RunResult
 from arbiter.run.player import Player
 from arbiter.run.workers import choose_workers
+from arbiter.schedule import FORMATS
 from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
 from arbiter.tournament import (
     check_engines,
     delete_tournament,
     open_tournament,
+    rounds_view,
     tournament_standings,
 )
 
@@ -191,10 +193,7 @@ def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
               "`arbiter standings` shows them once the database answers", file=sys.stderr)
         return
     try:
-        if as_json:
-            typer.echo(json.dumps(_standings_json(tournament, standings), indent=2))
-        else:
-            print_standings(make_console(), standings, tournament)
+        _show_standings(store, tournament, standings, as_json)
         sys.stdout.flush()
     except BrokenPipeError:
         silence_stdout()
@@ -343,7 +342,7 @@ def _resume_config(db: str, resume: int, flags: dict[str, Any]) -> TournamentCon
         row = store.tournament(resume)
     if row is None:
         fail(f"{db}: no tournament {resume}")
-    if row.get("format") not in ("round-robin", "gauntlet") or "engines" not in row["config"]:
+    if row.get("format") not in FORMATS or "engines" not in row["config"]:
         fail(f"{db}: tournament {resume} ({row['name']}) was not made by `arbiter tournament` "
              "and cannot be resumed")
     return resumed(resume, row["config"], flags)
@@ -370,9 +369,12 @@ def tournament(
     engines_file: str | None = typer.Option(None, "--engines", help="TOML file of [engines.NAME] tables"),
     each: str | None = typer.Option(None, "--each", metavar="SETTINGS", help=EACH_HELP),
     game: str | None = typer.Option(None, "--game", "-g", help="troll, atoll, morris or talisman"),
-    format: str | None = typer.Option(None, "--format", help="round-robin (default) or gauntlet"),
+    format: str | None = typer.Option(None, "--format", help="round-robin (default), gauntlet, swiss or knockout"),
     games: int | None = typer.Option(None, "--games", help=_GAMES_HELP),
-    rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1)"),
+    rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1; swiss: log2 of the engines, rounded up)"),
+    seeds: str | None = typer.Option(None, "--seeds", help="swiss/knockout: the engines' seed order, names separated by commas (default: the order given)"),
+    pairs: int | None = typer.Option(None, "--pairs", help="knockout: game pairs per match (default 1)"),
+    tiebreak_pairs: int | None = typer.Option(None, "--tiebreak-pairs", help="knockout: extra game pairs a level match gets, one at a time, before the better seed goes on (default 2)"),
     openings: str | None = typer.Option(None, "--openings", help="openings file: a position string or moves per line"),
     order: str | None = typer.Option(None, "--order", help="openings order: sequential (default) or random"),
     seed: int | None = typer.Option(None, "--seed", help="seed for --order random and --random-plies (default 0)"),
@@ -406,6 +408,7 @@ def tournament(
 ) -> None:
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
+                 seeds=_names(seeds), pairs=pairs, tiebreak_pairs=tiebreak_pairs,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  workers=workers, restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
@@ -433,6 +436,11 @@ def tournament(
     run_config(config, db or file_db or DEFAULT_DB, new=new, plain=plain, as_json=as_json,
                resume_id=resume, cluster=target,
                remote=Listening(listen, wait_engines, tls_cert, tls_key, insecure))
+
+
+def _names(text: str | None) -> list[str] | None:
+    """``--seeds a,b,c``: the names, in order."""
+    return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
 
 
 def _check_numbers(flags: dict[str, Any]) -> None:
@@ -502,13 +510,28 @@ def _status_shown(status: str, running_now: bool) -> str:
     return status
 
 
-def _standings_json(tournament: dict[str, Any], standings) -> dict[str, Any]:
+def _standings_json(tournament: dict[str, Any], standings, rounds: tuple[dict[str, Any], str] | None
+                    ) -> dict[str, Any]:
     data = {"tournament": {key: tournament.get(key) for key in (
         "id", "name", "game", "format", "status", "note", "total_games", "created", "updated",
         "running_now")}}
     data["tournament"]["done"] = standings.games
     data.update(standings.to_json())
+    if rounds is not None:
+        data.update(rounds[0])
     return data
+
+
+def _show_standings(store: Store, tournament: dict[str, Any], standings, as_json: bool) -> None:
+    """The standings on stdout: JSON, or the tables (and a Swiss or knockout
+    tournament's own table or bracket)."""
+    rounds = rounds_view(store, tournament)
+    if as_json:
+        typer.echo(json.dumps(_standings_json(tournament, standings, rounds), indent=2))
+        return
+    print_standings(make_console(), standings, tournament)
+    if rounds is not None:
+        print(rounds[1])
 
 
 @app.command()
@@ -538,10 +561,7 @@ def standings(
         tournament = _with_total({**tournament, "running_now": store.run_active(tournament["id"])},
                                  table.games)
         shown = {**tournament, "status": _status_shown(tournament["status"], tournament["running_now"])}
-    if as_json:
-        typer.echo(json.dumps(_standings_json(tournament, table), indent=2))
-    else:
-        print_standings(make_console(), table, shown)
+        _show_standings(store, tournament if as_json else shown, table, as_json)
 
 
 def _with_total(tournament: dict[str, Any], done: int) -> dict[str, Any]:

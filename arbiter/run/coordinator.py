@@ -56,6 +56,7 @@ from arbiter.store import (
 
 from .observer import Observer, RunResult
 from .pending import PendingGames
+from .plan import plan_for
 from .player import BatchEnd, LivePly, Player, PlayerError
 
 __all__ = ["Coordinator", "STANDINGS_INTERVAL", "LOSSES_ALLOWED"]
@@ -98,8 +99,8 @@ class Coordinator:
         self.tournament_id = tournament_id
         self.observer = observer or Observer()
         self.sprt = config.sprt_test()
-        self.schedule = config.schedule()
-        self.total = len(self.schedule)
+        #: what the run has to play (a schedule, or rounds paired from results)
+        self.plan = plan_for(config, store, tournament_id)
         self._rows: list[dict[str, Any]] = []
         self.pending = PendingGames(())
         self.running: dict[str, ScheduledGame] = {}
@@ -110,6 +111,7 @@ class Coordinator:
         self._drained = False
         self._stop_reason = ""  # why the run was stopped early (stop(), drain())
         self._busy = 0  # takers with a batch in play
+        self._more = trio.Event()  # set when a batch ends: waiting takers look again
         self._losses: dict[str, int] = {}  # key -> workers lost while playing it
         self._failed_once: set[str] = set()  # keys whose handshake failed once
         #: the PGN file could not be appended to: it is left alone from then on
@@ -131,13 +133,17 @@ class Coordinator:
     def done(self) -> int:
         return len(self._rows)
 
+    @property
+    def total(self) -> int:
+        """The games of the run, as far as known (a Swiss or knockout run's
+        grows as its rounds are paired)."""
+        return self.plan.total
+
     def _load(self) -> None:
         rows = self.store.games(self.tournament_id, with_record=False)
-        keys = {row["key"] for row in rows}
         self._rows = rows
-        by_key = self.schedule.by_key()
-        begun = {(by_key[k].pairing, by_key[k].pair) for k in keys if k in by_key}
-        self.pending = PendingGames((g for g in self.schedule if g.key not in keys), begun)
+        begun = {(row["pairing"], row["pair"]) for row in rows}
+        self.pending = PendingGames(self.plan.start(rows), begun)
         self._tally = Tally(self.config.engine_names)
         for row in rows:
             self._tally.add(row)
@@ -190,8 +196,7 @@ class Coordinator:
     async def _finish(self) -> RunResult:
         self.standings = self._tally.standings(self.sprt)  # the last batch's may be a moment old
         self._check_sprt()
-        by_key = self.schedule.by_key()
-        abandoned = sorted(self.running, key=lambda k: by_key[k].seq)
+        abandoned = sorted(self.running, key=lambda k: self.running[k].seq)
         if self._abort:
             status, note = ABORTED, self._abort
         elif self._interrupted:
@@ -269,8 +274,13 @@ class Coordinator:
 
     async def _taker(self, takers: int) -> None:
         """Take batches of game pairs and have the player play them."""
-        while not (self._abort or self._interrupted) and (
-                pairs := self.pending.take(self.player.max_batch, takers, takers - self._busy)):
+        while not (self._abort or self._interrupted):
+            pairs = self.pending.take(self.player.max_batch, takers, takers - self._busy)
+            if not pairs:
+                if not (self.plan.growing and self.running and not self._drained):
+                    return
+                await self._more.wait()  # a round in progress: its results pair the next
+                continue
             for scheduled in (g for games in pairs for g in games):
                 self.running[scheduled.key] = scheduled
             self._busy += 1
@@ -282,6 +292,8 @@ class Coordinator:
             finally:
                 self._busy -= 1
             await self._ended(end)
+            self._more.set()  # an idle taker looks again (a new round, or the end)
+            self._more = trio.Event()
 
     async def _ended(self, end: BatchEnd) -> None:
         for game in end.skipped:
@@ -345,6 +357,16 @@ class Coordinator:
                     self.observer.message(f"game {scheduled.key} was already stored (another run "
                                           "on this database?); the stored game is kept")
             self._tell_pgn_error()
+            if self.plan.growing and not (self._drained or self._abort or self._interrupted):
+                await self._pair_more()
+
+    async def _pair_more(self) -> None:
+        """A round plan's next games, once the results allow them (stored
+        before they are handed out)."""
+        games = await self._write("pairing the next round", self.plan.more, list(self._rows))
+        if games:
+            self.pending.add(games)
+            self.observer.message(f"round {games[0].round} paired: {len(games)} game(s)")
 
     async def event(self, kind: str, detail: str, engine: str | None, key: str | None) -> None:
         if kind == "handshake-failed" and key is not None and key not in self._failed_once:

@@ -80,6 +80,12 @@ class PendingGames:
             batch.append(games)
         return batch
 
+    def add(self, games: Iterable[ScheduledGame]) -> None:
+        """Games of a round just paired, after those pending."""
+        for game in games:
+            self._games.append(game)
+            self._of_pair.setdefault(_pair(game), []).append(game)
+
     def give_back(self, games: Iterable[ScheduledGame]) -> None:
         """Games taken but not played (their worker was lost): taken again first."""
         for game in sorted(games, key=lambda g: g.seq, reverse=True):
