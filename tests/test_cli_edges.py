@@ -393,7 +393,7 @@ TYPO = f"cmd='{PY} -m sample_engines.mctz'"
     ["check", "troll", "--quick", "-e", TYPO],
 ], ids=lambda command: command[0] if command[0] != "engine" else "engine info")
 def test_every_command_quotes_the_stderr_of_an_engine_that_cannot_start(tmp_path, command):
-    """specs/match.md §Engine faults: the last lines of the engine's stderr
+    """specs/match.md §Engine processes (Start errors): the last lines of the engine's stderr
     are in the error (here Python's own "No module named ..."), escaped, and
     in the I/O log of --log."""
     run = invoke(*command, cwd=tmp_path)
@@ -413,7 +413,7 @@ def test_the_log_of_an_engine_that_cannot_start_has_its_stderr_and_the_error(tmp
 
 
 def test_play_names_an_engine_that_floods_instead_of_its_handshake(tmp_path):
-    """specs/match.md §Engine faults: `yes` as an engine (endless `y` lines,
+    """specs/match.md §Engine processes (Reading, Handshake): `yes` as an engine (endless `y` lines,
     never a `ugiok`): the handshake timeout holds, the error names it and
     what it wrote, nothing of it is left (before the fix: a hang)."""
     import uuid

@@ -651,7 +651,7 @@ FLOOD_TIMEOUTS = EngineTimeouts(handshake=1, ready=1, stop=0.5, quit_grace=0.2, 
     ("after", "raw", rf"wrote a line longer than {MAX_LINE_BYTES} bytes \(waiting for readyok\)$"),
 ])
 async def test_a_flooding_engine_fails_its_start_within_the_timeout(when, form, words):
-    """specs/match.md §Engine faults: an engine that writes stdout without end
+    """specs/match.md §Engine processes (Reading, Handshake): an engine that writes stdout without end
     (``y`` lines, or bytes without a newline), before its handshake or after
     it, fails its start within the handshake or ready timeout: the deadline
     holds whatever it writes, the error names it, and nothing of it is left.
@@ -669,7 +669,7 @@ async def test_a_flooding_engine_fails_its_start_within_the_timeout(when, form, 
 
 
 async def test_a_failed_start_quotes_the_end_of_its_stderr(tmp_path):
-    """specs/match.md §Engine faults: an engine that exits before its
+    """specs/match.md §Engine processes (Start errors): an engine that exits before its
     handshake: the error says the exit and quotes the last
     STDERR_TAIL_LINES non-blank lines of its stderr (each escaped, a long
     one cut at STDERR_TAIL_CHARS); its I/O log has every stderr line and
