@@ -403,6 +403,29 @@ def test_every_command_quotes_the_stderr_of_an_engine_that_cannot_start(tmp_path
     assert "its last lines on stderr: '" in " ".join(said.split())
 
 
+def test_connect_quotes_the_stderr_of_its_engine_that_cannot_start(tmp_path):
+    """`arbiter connect`'s engine exits at the server's `ugi`: the client's
+    last line quotes its stderr (not sent to the server: the server's own
+    message says only the exit)."""
+    import uuid
+
+    from server_peers import Server, add_token
+
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    db = tmp_path / "server.db"
+    token = add_token(db, "alice")
+    server = Server(db, tag)
+    try:
+        run = arbiter("connect", f"127.0.0.1:{server.port}", "--token", token, "-e",
+                      f"{TYPO} name=typo env.TAG={tag}", cwd=tmp_path)
+        server.wait_log("typo (alice)")
+    finally:
+        server.interrupt([])
+    assert "No module named sample_engines.mctz" in run.stderr, run.stderr
+    assert "its last lines on stderr: '" in run.stderr
+    assert "No module named" not in "".join(server.lines)
+
+
 def test_the_log_of_an_engine_that_cannot_start_has_its_stderr_and_the_error(tmp_path):
     run = invoke("play", "troll", "-e", TYPO, "-e", "random", "--log", "logs", cwd=tmp_path)
     assert run.returncode == 1, run.stderr
