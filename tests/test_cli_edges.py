@@ -491,6 +491,53 @@ def test_a_signal_stops_a_command_while_an_engine_floods_its_start(tmp_path, com
 
 
 # --------------------------------------------------------------------------
+# Someone else's SQLite file is left as it is (specs/storage.md)
+# --------------------------------------------------------------------------
+
+#: every command that opens a results database, with the file as --db
+DB_COMMANDS = {
+    "tournament": ["tournament", "-g", "troll", "-e", "random", "-e", "greedy", *FAST],
+    "match": ["match", "troll", "random", "greedy", *FAST],
+    "demo": ["demo", "--plain"],
+    "standings": ["standings"],
+    "tournaments": ["tournaments"],
+    "tournaments delete": ["tournaments", "delete", "1", "--yes"],
+    "ratings": ["ratings"],
+    "export": ["export"],
+    "import": ["import", "games.jsonl"],
+    "token add": ["token", "add", "alice"],
+    "token list": ["token", "list"],
+    "serve": ["serve", "--listen", "127.0.0.1:0"],
+    "web": ["web", "--http", "127.0.0.1:0"],
+}
+
+
+@pytest.mark.parametrize("name", list(DB_COMMANDS))
+def test_every_command_leaves_someone_elses_database_as_it_is(tmp_path, name):
+    """specs/storage.md §Someone else's database: `--db` on a SQLite file with
+    tables of its own and no Arbiter schema version: one line naming the
+    file and its tables, exit 2, not one byte of the file changed (before
+    the fix the writing commands added their tables to it).  serve and web
+    run as processes: one that took the file would serve until stopped."""
+    import hashlib
+
+    db = tmp_path / "theirs.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("create table people (name text)")
+        conn.execute("insert into people values ('ann')")
+    conn.close()
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    (tmp_path / "games.jsonl").write_text("")
+    args = [*DB_COMMANDS[name], "--db", db]
+    run = arbiter(*args, cwd=tmp_path, timeout=60) if name in ("serve", "web") else invoke(*args, cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert f"{db}: not an arbiter results database (it holds tables of its own ('people') and no Arbiter " \
+           "schema version)" in run.stderr
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    assert not (tmp_path / "theirs.db-wal").exists()
+
+
+# --------------------------------------------------------------------------
 # The game specs cite text, not files or issues that are not here
 # --------------------------------------------------------------------------
 
