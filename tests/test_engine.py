@@ -668,6 +668,22 @@ async def test_a_flooding_engine_fails_its_start_within_the_timeout(when, form, 
         assert group_alive(pid) == [] and not pid_alive(pid)
 
 
+@pytest.mark.parametrize("form", ["lines", "raw"])
+async def test_a_flood_instead_of_a_bestmove_loses_that_engine_the_game(form):
+    """specs/match.md §Terminations: an engine that floods stdout at its
+    ``go`` loses on time (lines) or by the line-length limit (raw): the
+    search's deadline holds whatever it writes, and the game is the
+    flooder's loss, never its opponent's."""
+    flooder = config("flood_output.py", "go", form, tc="1+0")
+    async with open_engine(flooder, timeouts=FLOOD_TIMEOUTS) as white, \
+            open_engine(config("instant.py"), timeouts=FLOOD_TIMEOUTS) as black:
+        record = await play_game("troll", white, black)
+        pid = started(white)
+    assert record.result == "0-1", record.termination_detail
+    assert record.termination == ("time-forfeit" if form == "lines" else "protocol-error")
+    assert group_alive(pid) == [] and not pid_alive(pid)
+
+
 async def test_a_failed_start_quotes_the_end_of_its_stderr(tmp_path):
     """specs/match.md §Engine processes (Start errors): an engine that exits before its
     handshake: the error says the exit and quotes the last

@@ -1,8 +1,9 @@
 """Writes stdout without end and never reads again, like ``yes``.
 
 ``flood_output.py WHEN FORM``: WHEN is ``before`` (from its start, before
-``ugi``) or ``after`` (a proper handshake, then the flood, from the
-arbiter's next command on); FORM is ``lines`` (``y`` lines, each an unknown
+``ugi``), ``after`` (a proper handshake, then the flood, from the
+arbiter's next command on) or ``go`` (a proper start, then the flood at its
+first ``go``, instead of a ``bestmove``); FORM is ``lines`` (``y`` lines, each an unknown
 command the protocol says to ignore) or ``raw`` (no newline ever).  It ignores
 ``quit`` and the end of its input (it never reads them): only a signal ends it.
 """
@@ -29,4 +30,6 @@ def on_ugi(state):
 
 if WHEN == "before":
     flood()
+if WHEN == "go":
+    run(on_go=flood)
 run(on_ugi=on_ugi)
