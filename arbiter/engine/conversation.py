@@ -11,7 +11,10 @@ ways with the sans-IO :class:`~protocol.session.EngineSession`.
   waits (no reader task, no hand-off: one wake-up per reply).  What an engine
   wrote while nobody waited is taken in, without waiting, before its next
   command, so a second ``bestmove`` is never taken for the answer to the next
-  ``go``.
+  ``go``: at most what a pipe can hold (:data:`CATCH_UP_READS`), so an engine
+  that writes as fast as it is read cannot keep a command from going out,
+  nor a deadline or a signal from acting (each read after the first is a
+  checkpoint).
 * ``info`` lines do not go through the session (they are allowed at any time
   and change no state): during a search they are kept, bounded, by a
   :class:`~arbiter.engine.info.SearchInfo` and parsed only when the match
