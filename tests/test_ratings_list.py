@@ -103,45 +103,52 @@ def test_the_list_rates_every_chosen_game_and_counts_each_engines(runs):
                      else {"1-0": 0.0, "0-1": 1.0}.get(r, 0.5) for w, b, r in mine)
         draws = sum(r == "1/2-1/2" for _, _, r in mine)
         assert (line["games"], line["points"], line["draws"]) == (len(mine), points, draws)
-        assert line["score"] == pytest.approx(points / len(mine))
-        assert line["draw_ratio"] == pytest.approx(draws / len(mine))
+        # JSON fractions to 4 decimals, Elo to 1 (specs/tournament.md §JSON numbers)
+        assert line["score"] == round(points / len(mine), 4)
+        assert line["draw_ratio"] == round(draws / len(mine), 4)
         assert line["opponents"] == len({b if w == name else w for w, b, _ in mine})
         assert line["error"] > 0 and line["reason"] is None
     elos = [line["elo"] for line in table["engines"]]
-    assert elos == sorted(elos, reverse=True) and sum(elos) == pytest.approx(0.0, abs=1e-6)
+    assert elos == sorted(elos, reverse=True) and sum(elos) == pytest.approx(0.0, abs=0.05 * len(elos))
     assert [line["rank"] for line in table["engines"]] == [1, 2, 3]
 
 
 def test_one_tournament_rates_as_its_standings_do(runs):
     """specs/ratings.md §Rating lists: the model and prior of the standings,
-    so one tournament's list is its standings' ratings."""
+    so one tournament's list is its standings' ratings and first-move
+    advantage (both JSON, rounded alike: specs/tournament.md §JSON numbers)."""
     table = ratings(runs, "-g", "troll", "-t", "1")
     with Store(runs, readonly=True) as store:
         tournament = store.tournament(1)
         assert tournament is not None
         standings = tournament_standings(store, tournament)
-    expected = {e.name: (e.elo, e.error) for e in standings.engines}
-    assert {e["name"]: (e["elo"], e["error"]) for e in table["engines"]} == {
-        name: (pytest.approx(elo, abs=1e-9), pytest.approx(error, abs=1e-9))
-        for name, (elo, error) in expected.items()}
+    expected = {e["name"]: (e["elo"], e["elo_error"]) for e in standings.to_json()["engines"]}
+    assert {e["name"]: (e["elo"], e["error"]) for e in table["engines"]} == expected
+    assert table["first_move"] == standings.to_json()["first_move"]
+    assert table["first_move"]["side"] == "white" and table["first_move"]["games"] == 6
 
 
 def test_two_engines_across_tournaments_and_an_anchor(runs, tmp_path):
-    """specs/ratings.md §Prior, §Anchoring: for two engines the difference is
-    elo((points + 1/2) / (games + 1)) over the games of both tournaments;
-    the anchor engine sits at its rating with a zero error bar."""
+    """specs/ratings.md §First-move advantage, §Prior, §Anchoring: for two
+    engines the difference is half the difference of the Elo of each one's
+    score with the first move, (elo(q_g) - elo(q_r)) / 2, the advantage half
+    their sum, each q = (points + 1/4) / (games + 1/2) over the games of both
+    tournaments; the anchor engine sits at its rating with a zero error bar."""
     db = copy(runs, tmp_path)
     with sqlite3.connect(db) as conn:  # only greedy and random in tournament 1
         conn.execute("delete from games where tournament = 1 and 'mcts' in (white, black)")
     rows = raw(db, "select white, result from games where game = 'troll' and tournament in (1, 2)")
-    points = sum({"1-0": 1.0, "0-1": 0.0}.get(r, 0.5) if w == "greedy"
-                 else {"1-0": 0.0, "0-1": 1.0}.get(r, 0.5) for w, r in rows)
+    first = {name: [(1.0 if r == "1-0" else 0.5 if r == "1/2-1/2" else 0.0) for w, r in rows if w == name]
+             for name in ("greedy", "random")}  # White moves first in troll
+    q = {name: (sum(s) + 0.25) / (len(s) + 0.5) for name, s in first.items()}
     table = ratings(db, "-g", "troll", "-t", "1", "-t", "2", "--anchor", "random=1500")
     line = {e["name"]: e for e in table["engines"]}
     assert set(line) == {"random", "greedy", "mcts"}
     assert line["random"]["elo"] == 1500.0 and line["random"]["error"] == 0.0
     assert line["greedy"]["elo"] - 1500.0 == pytest.approx(
-        elo((points + 0.5) / (len(rows) + 1)), abs=1e-6)
+        (elo(q["greedy"]) - elo(q["random"])) / 2, abs=0.05 + 1e-9)  # JSON Elo to 1 decimal
+    assert table["first_move"]["elo"] == pytest.approx(
+        (elo(q["greedy"]) + elo(q["random"])) / 2, abs=0.05 + 1e-9)
     assert table["anchor"] == {"engine": "random", "rating": 1500.0}
     # mcts is an entrant of tournament 1 without a game left: undefined, and said why
     assert line["mcts"] | {"rank": 0} == {
@@ -234,7 +241,8 @@ def test_ratings_runs_without_the_event_loop_in_a_real_process(runs):
     # line of its own: only imports by statement are timed; its imports are)
     assert {"arbiter.rating", "arbiter.store"} <= imported
     assert not imported & {"trio", "arbiter.tournament", "arbiter.engine", "arbiter.match"}
-    assert sorted(line.split()[1] for line in run.stdout.splitlines()[3:]) == ["greedy", "random"]
+    engine_lines = run.stdout.splitlines()[3:5]  # after them, the first-move advantage
+    assert sorted(line.split()[1] for line in engine_lines) == ["greedy", "random"]
 
 
 def test_the_text_fits_80_columns_and_never_prints_minus_zero():
