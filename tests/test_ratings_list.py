@@ -266,3 +266,54 @@ def test_a_tournament_of_another_game_adds_no_engine(runs):
     assert table["tournaments"] == [4]
     assert sorted(e["name"] for e in table["engines"]) == ["greedy", "random"]
     assert table["games"] == 2
+
+
+def test_los_matrix_between_every_two_engines(runs):
+    """specs/ratings.md §LOS matrix: ``--los`` adds the likelihood that each
+    engine (row) is stronger than each other (column), in the list's order,
+    from the joint ratings: the two sides of a pair add up to 1, nothing on
+    the diagonal or between groups no games link; the text prints the same
+    figures as percentages within 80 columns."""
+    table = ratings(runs, "-g", "troll", "--los")
+    los = table["los"]
+    assert los["engines"] == [e["name"] for e in table["engines"]]
+    group = {e["name"]: e["group"] for e in table["engines"]}
+    names = los["engines"]
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            cell = los["matrix"][i][j]
+            if i == j or group[a] != group[b]:
+                assert cell is None, (a, b)
+            else:
+                assert 0.0 <= cell <= 1.0 and cell + los["matrix"][j][i] == pytest.approx(1.0, abs=2e-4)
+                elo_a, elo_b = (next(e["elo"] for e in table["engines"] if e["name"] == n) for n in (a, b))
+                assert (cell > 0.5) == (elo_a > elo_b) or elo_a == elo_b
+    assert "los" not in ratings(runs, "-g", "troll")  # only when asked
+    from test_standings_display import assert_json_precision  # specs/tournament.md §JSON numbers
+
+    assert assert_json_precision(table) > 20
+    text = invoke("ratings", "--db", runs, "-g", "troll", "--los")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    start = lines.index("LOS: likelihood that the row's engine is stronger than the column's")
+    assert lines[start + 1].split() == ["#", "engine", *map(str, range(1, len(names) + 1))]
+    for i, row in enumerate(lines[start + 2:start + 2 + len(names)]):
+        cells = ["-" if c is None else f"{100 * c:.1f}%" for c in los["matrix"][i]]
+        assert row.split() == [str(i + 1), names[i], *cells]
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_los_matrix_of_many_engines_continues_below():
+    """specs/ratings.md §LOS matrix: columns that 80 characters cannot hold
+    continue in a block below, each with its own header."""
+    from arbiter.cli.ratings import format_los
+
+    names = [f"engine_number_{i:02d}" for i in range(12)]  # 16 characters
+    matrix = [[None if i == j else 0.5 for j in range(12)] for i in range(12)]
+    table = {"engines": [{"name": n} for n in names], "los": {"engines": names, "matrix": matrix}}
+    lines = format_los(table).splitlines()
+    headers = [line for line in lines if line.split()[:2] == ["#", "engine"]]
+    assert len(headers) == 2 and max(len(line) for line in lines) <= 80
+    assert headers[0].split()[2:] == [str(c) for c in range(1, 9)]  # (80 - 4 - 16) // 7 = 8
+    assert headers[1].split()[2:] == [str(c) for c in range(9, 13)]
+    assert sum(1 for line in lines if line.split()[1] == names[0]) == 2

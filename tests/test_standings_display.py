@@ -356,3 +356,121 @@ async def test_sprt_run_counts_to_the_expected_length_not_the_cap(tmp_path):
     assert lines[-1].startswith(f"{result.status}: {result.done} games (SPRT, at most 24)")
     for line in game_lines:
         assert ("ETA" in line) == ("/~" in line.split(" ", 1)[0]), line
+
+
+async def test_an_sprt_that_reaches_the_cap_says_it_is_inconclusive(tmp_path):
+    """specs/tournament.md §Stopping (SPRT): a test still undecided when the
+    schedule's games are all played ends `finished`, its note, the run's last
+    line, the standings' SPRT line and their JSON saying that it was stopped
+    at the cap and is inconclusive.  Two random engines, 4 games: far from
+    either bound (two game pairs move the LLR by well under 1)."""
+    config = TournamentConfig(game="troll", engines=engines("random", "random"), games=4,
+                              tc="depth=1", sprt="elo0=0 elo1=50 model=logistic")
+    config.engines[1].name = "other"
+    out = io.StringIO()
+    with Store(tmp_path / "cap.db") as store:
+        tournament_id, _ = open_tournament(store, config)
+        result = await Tournament(config, store, tournament_id, observer=LineDisplay(out)).run()
+        row = store.tournament(tournament_id)
+        assert row is not None
+        from arbiter.tournament import tournament_standings
+
+        standings = tournament_standings(store, row)
+    assert (result.status, result.done) == ("finished", 4)
+    st = standings.sprt_status
+    assert st is not None and st.decision is None
+    note = (f"SPRT: inconclusive, stopped at the cap of 4 games (LLR {st.llr:.2f}, within "
+            f"[{st.lower:.2f}, {st.upper:.2f}], {standings.sprt})")
+    assert result.note == row["note"] == note
+    assert out.getvalue().splitlines()[-1] == f"finished: 4 games (SPRT, at most 4) - {note}"
+    console = _console(200)
+    print_standings(console, standings, {**row, "status": "finished"})
+    sprt_line = next(line for line in console.file.getvalue().splitlines() if line.startswith("SPRT "))
+    assert sprt_line.endswith("(pentanomial) -> inconclusive: stopped at the cap of 4 games")
+    sprt = standings.to_json()["sprt"]
+    assert (sprt["decision"], sprt["stopped_at_cap"]) == (None, True)
+
+
+async def test_the_per_game_count_never_repeats_when_games_arrive_in_batches(tmp_path):
+    """specs/tournament.md §Live display: the per-game lines count 1, 2, 3 ...
+    even when a pair player (the cluster's seam) hands back several game
+    pairs at once, all stored before the first is told; the `leader` part
+    names the standings' first engine with its points of its games.  The
+    player here plays nothing: each game gets a fixed record (White wins)."""
+    import contextlib
+
+    from arbiter.record import GameRecord
+    from arbiter.tournament import PairResult
+
+    class Batches:
+        max_batch = 3
+
+        @contextlib.asynccontextmanager
+        async def session(self, observer):
+            yield
+
+        async def play_pairs(self, pairs):
+            return PairResult(played=[(g, GameRecord("troll", g.white, g.black, "1-0", "connection",
+                                                     "fixed")) for pair in pairs for g in pair])
+
+        def drain(self):
+            pass
+
+    config = TournamentConfig(game="troll", engines=engines("random", "greedy", "mcts"), games=8,
+                              tc="depth=1")
+    out = io.StringIO()
+    leaders: list[str] = []
+
+    class Watch(LineDisplay):
+        def game_finished(self, game, record, standings):
+            first = standings.engines[0]  # the most points (§Standings)
+            leaders.append(f"leader {first.name} {first.points:g}/{first.games}")
+            super().game_finished(game, record, standings)
+
+    with Store(tmp_path / "batches.db") as store:
+        tournament_id, _ = open_tournament(store, config)
+        result = await Tournament(config, store, tournament_id, observer=Watch(out),
+                                  player=Batches()).run()
+    assert (result.status, result.done) == ("finished", 24)
+    game_lines = [line for line in out.getvalue().splitlines() if line.startswith("[")]
+    assert [line.split("]")[0] for line in game_lines] == [f"[{n}/24" for n in range(1, 25)]
+    assert [line.rsplit(" | ", 1)[1] for line in game_lines] == leaders
+
+
+#: specs/tournament.md §JSON numbers: decimals by key
+ELO_KEYS = {"elo", "elo_error", "elo_interval", "nelo", "error", "tri_elo", "tri_elo_error",
+            "tri_elo_interval", "tri_nelo", "penta_elo", "penta_elo_error", "penta_elo_interval",
+            "penta_nelo"}
+FRACTION_KEYS = {"score", "draw_ratio", "los", "tri_los", "penta_los", "first_mover_score", "matrix",
+                 "llr", "lower", "upper"}
+
+
+def assert_json_precision(data: Any) -> int:
+    """Every number under an Elo key has at most 1 decimal, under a
+    fraction's (or the LLR's) at most 4, points are whole or halves;
+    returns how many numbers were checked."""
+    checked = 0
+    for path, value in walk(data):
+        if isinstance(value, bool) or not isinstance(value, float):
+            continue
+        key = re.sub(r"(\[\d+\])+$", "", path).rsplit(".", 1)[-1]
+        if key in ELO_KEYS:
+            assert round(value, 1) == value, path
+        elif key in FRACTION_KEYS:
+            assert round(value, 4) == value, path
+        elif key == "points":
+            assert (2 * value).is_integer(), path
+        else:
+            continue
+        checked += 1
+    return checked
+
+
+def test_standings_json_numbers_have_their_stated_precision():
+    """specs/tournament.md §JSON numbers: Elo to 1 decimal, fractions and
+    the LLR to 4, in every part of the standings' JSON."""
+    data = json.loads(json.dumps(big_round_robin().to_json()))
+    assert assert_json_precision(data) > 60
+    rows = [game("a", "b", r, 0, i // 2) for i, r in enumerate(["1-0", "0-1", "1/2-1/2", "1-0"] * 7)]
+    match = compute_standings(["a", "b"], rows, SPRT(0, 5)).to_json()
+    assert assert_json_precision(match) > 20 and match["sprt"]["llr"] != 0

@@ -282,6 +282,9 @@ def format_table(table: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: the title of the LOS matrix in text
+LOS_TITLE = "LOS: likelihood that the row's engine is stronger than the column's"
+
 #: the text's width (specs/ratings.md §Rating lists), and of one LOS cell ("100.0%" and a space)
 TEXT_WIDTH = 80
 _LOS_CELL = 7
@@ -310,8 +313,7 @@ def format_los(table: Mapping[str, Any]) -> str:
     names = matrix["engines"]
     width = _name_width(table)
     per_block = max(1, (TEXT_WIDTH - 4 - width) // _LOS_CELL)
-    lines = ["LOS: the likelihood that the row's engine is stronger than the column's "
-             "(joint ratings)"]
+    lines = [LOS_TITLE]
     for start in range(0, len(names), per_block):
         columns = range(start, min(start + per_block, len(names)))
         lines.append(f"{'#':>3} {'engine':<{width}}" + "".join(f"{c + 1:>{_LOS_CELL}}" for c in columns))
