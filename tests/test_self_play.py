@@ -96,7 +96,8 @@ def test_the_rating_list_leaves_self_play_out_and_says_so(db):
 def test_every_web_page_reads_a_tournament_with_self_play(db):
     """specs/web.md: the pages and their JSON of the tournament, of each of
     its games (those of one engine against itself too) and of the engines
-    answer, with the figures of ``arbiter standings --json``."""
+    answer, with the figures of ``arbiter standings --json`` (a LOS written
+    as a percentage: specs/tournament.md §JSON numbers)."""
     app = create_app(db)
     try:
         with TestClient(app) as client:
@@ -114,6 +115,8 @@ def test_every_web_page_reads_a_tournament_with_self_play(db):
             for url in urls:
                 response = client.get(url)
                 assert response.status_code == 200, (url, response.text)
+            (pair,) = cli["pairs"]  # LOS as a percentage, as the terminal writes it
+            assert f'<td class="n">{100 * pair["los"]:.1f}%</td>' in client.get("/tournament/2").text
             own_games = client.get("/api/engine/random").json()["games"]
             assert any(g["white"] == g["black"] == "random" for g in own_games)
     finally:
