@@ -115,15 +115,28 @@ class _Model:
         """The gradient and the Fisher information (the negative Hessian)."""
         g = [0.0] * self.count
         info = [[0.0] * self.count for _ in range(self.count)]
-        for p, q, n, s in self.edges:
+        at = self.eta_at
+        for p, q, n, s in self.edges:  # d/d theta_p = +1, d/d theta_q = -1, d/d eta = +1
             e = logistic(self._difference(values, p, q))
             r, w = s - n * e, n * e * (1.0 - e)
-            signed = [(x, sign) for x, sign in ((p, 1.0), (q, -1.0), (self.eta_at, 1.0))
-                      if x is not None and x >= 0]
-            for x, sx in signed:
-                g[x] += sx * r
-                for y, sy in signed:
-                    info[x][y] += sx * sy * w
+            if p >= 0:
+                g[p] += r
+                info[p][p] += w
+            if q >= 0:
+                g[q] -= r
+                info[q][q] += w
+                if p >= 0:
+                    info[p][q] -= w
+                    info[q][p] -= w
+            if at is not None:
+                g[at] += r
+                info[at][at] += w
+                if p >= 0:
+                    info[p][at] += w
+                    info[at][p] += w
+                if q >= 0:
+                    info[q][at] -= w
+                    info[at][q] -= w
         return g, info
 
     def newton(self) -> list[float]:
