@@ -286,9 +286,7 @@ _SAMPLE_FIGURES = {
 }
 
 #: a pair's shown figures (PairStats.shown; a match's difference too): decimals
-_SHOWN_DIGITS = {"elo": ELO_DIGITS, "elo_error": ELO_DIGITS, "elo_interval": ELO_DIGITS,
-                 "nelo": ELO_DIGITS, "los": FRACTION_DIGITS}
-assert set(_SHOWN_DIGITS) == set(SHOWN_FIGURES)
+_SHOWN_DIGITS = {name: FRACTION_DIGITS if name == "los" else ELO_DIGITS for name in SHOWN_FIGURES}
 
 
 def _shown_json(stats: PairStats) -> dict[str, Any]:

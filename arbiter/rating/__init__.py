@@ -7,7 +7,8 @@ Three layers, each usable alone, one module each:
 
 * :class:`PairStats` (:mod:`.pairs`) -- one pair of engines: score, draw
   ratio, Elo difference with a 95% interval from the trinomial model, the same
-  from game pairs (pentanomial), normalized Elo, LOS.
+  from game pairs (pentanomial), normalized Elo, LOS; and which of the two a
+  pair is shown with, everywhere (:meth:`PairStats.shown`).
 * :func:`joint_ratings` (:mod:`.joint`) -- maximum-likelihood ratings of any
   number of engines from all their games (logistic Bradley-Terry, a draw
   counting as half a win, a small virtual-draw prior, on request a first-move
