@@ -195,7 +195,8 @@ def tournament_standings(store: Store, tournament: Mapping[str, Any]) -> Standin
     """The standings of a stored tournament (also one still running)."""
     engines = tournament.get("engines") or [e["name"] for e in store.engines(tournament["id"])]
     return compute_standings(engines, store.games(tournament["id"], with_record=False),
-                             tournament_sprt(tournament))
+                             tournament_sprt(tournament), game=tournament.get("game"),
+                             scheduled=tournament.get("total_games"))
 
 
 def tournament_sprt(tournament: Mapping[str, Any]) -> SPRT | None:
@@ -354,7 +355,7 @@ class Tournament:
         self._startups = trio.CapacityLimiter(startups or startup_limit())
         self.started_at = 0.0
         #: the stored games' counts, one game added at a time (see Tally)
-        self._tally = Tally(config.engine_names)
+        self._tally = Tally(config.engine_names, game=config.game, scheduled=self.total)
         self.standings: Standings = self._tally.standings(self.sprt)
         self._standings_at = 0.0  # when a pair worker's batch last computed them
         #: the games in progress as readers of the database see them (arbiter/live.py)
@@ -376,7 +377,7 @@ class Tournament:
             self._pending_of_pair.setdefault((game.pairing, game.pair), []).append(game)
         by_key = self.schedule.by_key()
         self._started_pairs = {(by_key[k].pairing, by_key[k].pair) for k in keys if k in by_key}
-        self._tally = Tally(self.config.engine_names)
+        self._tally = Tally(self.config.engine_names, game=self.config.game, scheduled=self.total)
         for row in rows:
             self._tally.add(row)
         self.standings = self._tally.standings(self.sprt)
@@ -385,10 +386,7 @@ class Tournament:
     def _check_sprt(self) -> None:
         status = self.standings.sprt_status
         if status is not None and status.decision and not self.stopping_note:
-            bound = (f">= {status.upper:.2f}" if status.decision == "H1"
-                     else f"<= {status.lower:.2f}")
-            self.stopping_note = (f"SPRT: {status.decision} accepted "
-                                  f"(LLR {status.llr:.2f} {bound}, {self.sprt})")
+            self.stopping_note = self.standings.sprt_note()
             if self.player is not None:
                 self.player.drain()
 
@@ -475,8 +473,8 @@ class Tournament:
         elif self._interrupted:
             status, note = INTERRUPTED, (f"interrupted with {len(abandoned)} game(s) in progress"
                                          + (f" ({self._stop_reason})" if self._stop_reason else ""))
-        elif self.done >= self.total or self.stopping_note:
-            status, note = FINISHED, self.stopping_note
+        elif self.done >= self.total or self.stopping_note:  # an SPRT at the cap says so
+            status, note = FINISHED, self.stopping_note or self.standings.sprt_note()
         else:  # nothing left to hand out, yet games missing: cannot happen
             status, note = INTERRUPTED, "stopped early"
         with trio.CancelScope(shield=True):

@@ -506,6 +506,8 @@ def standings(
         tournament = _with_total({**tournament, "running_now": store.run_active(tournament["id"])},
                                  table.games)
         shown = {**tournament, "status": _status_shown(tournament["status"], tournament["running_now"])}
+    for warning in table.warnings:  # specs/tournament.md §Anomalies
+        print(f"arbiter: warning: {warning}", file=sys.stderr)
     if as_json:
         typer.echo(json.dumps(_standings_json(tournament, table), indent=2))
     else:
