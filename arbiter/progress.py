@@ -25,11 +25,12 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from arbiter.figures import fmt_elo, fmt_interval, fmt_percent, fmt_signed
 from arbiter.record import GameRecord
 from arbiter.run.coordinator import Coordinator
 from arbiter.run.observer import Observer, RunResult
 from arbiter.schedule import ScheduledGame
-from arbiter.standings import Standings, difference_lines, fmt_elo, fmt_pair_elo
+from arbiter.standings import ANOMALIES, Difference, Standings
 
 #: Results in the live view's "recent results" table.
 RECENT = 8
@@ -50,11 +51,12 @@ def format_duration(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
 
 
-def _games_left(run: Coordinator) -> float | None:
-    """Games the run still expects to play: what the schedule has left, or,
-    in an SPRT, the test's expected length when shorter (``None`` until the
-    test can estimate it: ``specs/ratings.md`` §Expected length)."""
-    left = float(max(0, run.total - run.done))
+def _games_left(run: Coordinator, done: int | None = None) -> float | None:
+    """Games the run still expects to play after ``done`` (default: the
+    games stored): what the schedule has left, or, in an SPRT, the test's
+    expected length when shorter (``None`` until the test can estimate it:
+    ``specs/ratings.md`` §Expected length)."""
+    left = float(max(0, run.total - (run.done if done is None else done)))
     if run.sprt is None:
         return left
     status = run.standings.sprt_status
@@ -63,32 +65,33 @@ def _games_left(run: Coordinator) -> float | None:
     return min(left, status.games_left)
 
 
-def _eta(run: Coordinator) -> float:
+def _eta(run: Coordinator, done: int | None = None) -> float:
     """Seconds left, from this run's pace and :func:`_games_left` (NaN when
     either is unknown)."""
-    left = _games_left(run)
+    left = _games_left(run, done)
     if run.played == 0 or left is None:
         return math.nan
     elapsed = trio.current_time() - run.started_at
     return elapsed / run.played * left
 
 
-def _count(run: Coordinator) -> str:
+def _count(run: Coordinator, done: int) -> str:
     """``54/100``; in an SPRT ``54/~380`` (the expected total) or ``54``
     while the test cannot estimate its length: never the 10000-game cap."""
     if run.sprt is None:
-        return f"{run.done}/{run.total}"
-    left = _games_left(run)
-    return str(run.done) if left is None else f"{run.done}/~{run.done + round(left)}"
+        return f"{done}/{run.total}"
+    left = _games_left(run, done)
+    return str(done) if left is None else f"{done}/~{done + round(left)}"
 
 
 def _sprt_line(standings: Standings) -> str | None:
+    """``SPRT elo0=... : LLR 1.20 [-2.94, 2.94] (pentanomial) -> verdict``
+    (:meth:`Standings.sprt_verdict`)."""
     st = standings.sprt_status
     if st is None or standings.sprt is None:
         return None
-    verdict = f"{st.decision} accepted" if st.decision else "continue"
     return (f"SPRT {standings.sprt}: LLR {st.llr:.2f} [{st.lower:.2f}, {st.upper:.2f}] "
-            f"({st.samples}) -> {verdict}")
+            f"({st.samples}) -> {standings.sprt_verdict()}")
 
 
 def silence_stdout() -> None:
@@ -172,7 +175,7 @@ def standings_table(standings: Standings, title: str | None = None, width: int =
         Column("engine", [e.name for e in lines], justify="left", fold=True),
         Column("games", [str(e.games) for e in lines], drop=4),
         Column("points", [f"{e.points:g}" for e in lines], drop=5),
-        Column("score", [f"{100 * e.points / e.games:.1f}%" if e.games else "-" for e in lines], drop=1),
+        Column("score", [fmt_percent(e.points / e.games if e.games else None) for e in lines], drop=1),
     ]
     if standings.difference is None:
         columns.append(Column("Elo", [fmt_elo(e.elo, e.error) for e in lines]))
@@ -181,27 +184,91 @@ def standings_table(standings: Standings, title: str | None = None, width: int =
     return fit_table(columns, width, title)
 
 
-def pairs_table(standings: Standings, width: int = 120) -> Table:
-    """Per pair: W/D/L, Elo (trinomial and pentanomial), nElo, LOS, draws, at
-    most ``width`` wide.  Drop order: draws, nElo, the pentanomial counts, the
-    weaker Elo (the trinomial one when every pair has the pentanomial one,
-    else the pentanomial), LOS, W-D-L; the pair and one Elo stay."""
-    pairs = [line.stats for line in standings.pairs]
-    penta_everywhere = all(s.penta_elo is not None for s in pairs)
-    return fit_table([
-        Column("pair", [f"{line.first} - {line.second}" for line in standings.pairs], justify="left",
-               fold=True),
-        Column("W-D-L", [f"{s.wins}-{s.draws}-{s.losses}" for s in pairs], drop=6),
-        Column("Elo", [fmt_pair_elo(s) for s in pairs], drop=4 if penta_everywhere else 0),
+def split_tables(columns: Sequence[Column], width: int) -> list[Table]:
+    """``columns`` as rich tables at most ``width`` wide, every column shown.
+
+    One table when they fit.  Otherwise the rows are numbered: the first
+    table holds the number, the first column (the key, wrapped when it alone
+    leaves no room: :func:`fit_table`) and as many columns as fit beside
+    them, each next table the number and as many of the rest, in order."""
+    if _natural_width(columns) <= width:
+        return [fit_table(columns, width)]
+    rows = len(columns[0].cells)
+    number = Column("#", [str(i) for i in range(1, rows + 1)])
+    parts: list[list[Column]] = [[number, columns[0]]]
+    for column in columns[1:]:
+        if len(parts[-1]) > 1 and _natural_width([*parts[-1], column]) > width:
+            parts.append([number])
+        parts[-1].append(column)
+    return [fit_table(part, width) for part in parts]
+
+
+def pairs_table(standings: Standings, width: int = 120) -> Group:
+    """Per pair: W-D-L, its shown Elo, nElo and LOS (:meth:`PairStats.shown`:
+    from game pairs when it has complete ones, else from games), the
+    pentanomial counts, draws, the first mover's score, and (when some pair's
+    colours are unequal) the games each engine moved first; at most ``width``
+    wide, every column shown (a second table holds what the first leaves
+    out), with a note saying what the figures come from."""
+    lines = standings.pairs
+    pairs = [line.stats for line in lines]
+    columns = [
+        Column("pair", [f"{line.first} - {line.second}" for line in lines], justify="left", fold=True),
+        Column("W-D-L", [f"{s.wins}-{s.draws}-{s.losses}" for s in pairs]),
+        Column("Elo", [fmt_elo(s.shown("elo"), s.shown("elo_error"), undefined=s.games > 0)
+                       for s in pairs]),
+        Column("nElo", [fmt_signed(s.shown("nelo")) for s in pairs]),
+        Column("LOS", [fmt_percent(s.shown("los")) for s in pairs]),
         Column("pentanomial", ["-" if s.pentanomial is None else ",".join(map(str, s.pentanomial))
-                               for s in pairs], drop=3),
-        Column("penta Elo", [fmt_pair_elo(s, penta=True) for s in pairs],
-               drop=0 if penta_everywhere else 4),
-        Column("nElo", [fmt_elo(s.nelo) for s in pairs], drop=2),
-        Column("LOS", ["-" if s.los is None else f"{100 * s.los:.1f}%" for s in pairs], drop=5),
-        Column("draws", ["-" if s.draw_ratio is None else f"{100 * s.draw_ratio:.0f}%" for s in pairs],
-               drop=1),
-    ], width)
+                               for s in pairs]),
+        Column("draws", [fmt_percent(s.draw_ratio) for s in pairs]),
+        Column("1st", [fmt_percent(line.first_mover_score) for line in lines]),
+    ]
+    unequal = [line for line in lines if not line.balanced]
+    if unequal:
+        columns.append(Column("moved first", [f"{a}:{b}" for a, b in (x.moved_first for x in lines)]))
+    return Group(*split_tables(columns, width), *(Text(note, style="dim") for note in pair_notes(standings)))
+
+
+def pair_notes(standings: Standings) -> list[str]:
+    """What a pair's figures come from (``specs/tournament.md`` §Which figure
+    where), and which pairs' scores hold part of the first-move advantage."""
+    lines = standings.pairs
+    trinomial = [f"{x.first} - {x.second}" for x in lines if x.stats.samples == "trinomial"]
+    if not trinomial:
+        source = "Elo, nElo and LOS from game pairs (pentanomial)"
+    elif len(trinomial) == len(lines):
+        source = "Elo, nElo and LOS from games (trinomial: no complete game pair)"
+    else:
+        source = ("Elo, nElo and LOS from game pairs (pentanomial); from games (trinomial) for "
+                  + ", ".join(trinomial))
+    notes = [source + "; 1st: the score of the side with the first move"]
+    if any(not x.balanced for x in lines):
+        notes.append("moved first: the games each engine of the pair had the first move; where "
+                     "they differ, the pair's score holds part of the first-move advantage")
+    return notes
+
+
+def difference_lines(diff: Difference) -> list[str]:
+    """The headline of a two-engine match, before its tables: the Elo
+    difference with its "+/-" and 95% interval, what it was computed from,
+    then nElo, LOS and draws; a reason when a figure is infinite or undefined
+    (``specs/tournament.md`` §Standings)."""
+    s = diff.stats
+    head = f"Elo difference {diff.first} - {diff.second}: "
+    if s.games == 0:
+        return [head + "- (no games yet)"]
+    estimate = fmt_elo(diff.elo, diff.elo_error, undefined=True)
+    if diff.elo_interval is not None and diff.elo is not None and math.isfinite(diff.elo):
+        estimate += f", 95% {fmt_interval(diff.elo_interval)}"
+    lines = [head + estimate]
+    why = diff.reason("elo") or diff.reason("elo_interval")
+    if why:
+        lines.append(f"  ({why})")
+    source = f"{s.pairs} game pairs" if diff.samples == "pentanomial" else f"{s.games} games"
+    lines.append(f"  {diff.samples} ({source}), nElo {fmt_signed(diff.nelo)}, "
+                 f"LOS {fmt_percent(diff.los)}, draws {fmt_percent(s.draw_ratio)}")
+    return lines
 
 
 def games_text(done: int, total: int, standings: Standings, verb: str = "") -> str:
@@ -215,8 +282,10 @@ def games_text(done: int, total: int, standings: Standings, verb: str = "") -> s
 
 def print_standings(console: Console, standings: Standings,
                     tournament: Mapping[str, Any] | None = None) -> None:
-    """Standings, pair statistics, SPRT and terminations (``arbiter standings``),
-    at the console's width; a two-engine match's Elo difference first."""
+    """Standings, the first-move advantage, pair statistics, SPRT,
+    terminations and anomalies (``arbiter standings``; its warnings are the
+    caller's to say), at the console's width; a two-engine match's Elo
+    difference first."""
     if tournament is not None:
         total = tournament.get("total_games") or 0
         console.print(f"tournament {tournament['id']}: {tournament['name']} "
@@ -228,6 +297,8 @@ def print_standings(console: Console, standings: Standings,
         for line in difference_lines(standings.difference):
             console.print(line, highlight=False)
     console.print(standings_table(standings, width=console.width))
+    if standings.first_move is not None and standings.first_move.games:
+        console.print(standings.first_move.describe(), highlight=False)
     if standings.pairs:
         console.print(pairs_table(standings, width=console.width))
     sprt = _sprt_line(standings)
@@ -238,6 +309,8 @@ def print_standings(console: Console, standings: Standings,
             f"{name} {count}" for name, count in sorted(standings.terminations.items(),
                                                         key=lambda kv: (-kv[1], kv[0]))),
             highlight=False)
+    for name, count in sorted(standings.anomalies.items()):
+        console.print(f"anomaly: {name} {count} ({ANOMALIES[name]})", highlight=False)
 
 
 def _result_text(record: GameRecord) -> str:
@@ -250,6 +323,12 @@ class LineDisplay(Observer):
     def __init__(self, out: IO[str] | None = None):
         self.out = out or sys.stdout
         self.run: Coordinator | None = None
+        #: the games this display has counted: the run's stored games at its
+        #: start, one more per game told.  A batch of a cluster run is stored
+        #: at once and then told game by game, so the run's own count is
+        #: already the batch's last for its first game (specs/tournament.md
+        #: §Live display: no number twice)
+        self.told = 0
         #: the reader of our output went away (``arbiter tournament ... | head``)
         self.closed = False
 
@@ -270,6 +349,7 @@ class LineDisplay(Observer):
 
     def started(self, run: Coordinator) -> None:
         self.run = run
+        self.told = run.done
         config = run.config
         self._print(f"tournament {run.tournament_id}: {config.name} - {config.game}, "
                     f"{', '.join(config.engine_names)}; {games_text(run.done, run.total, run.standings, 'done')}, "
@@ -278,9 +358,10 @@ class LineDisplay(Observer):
     def game_finished(self, game: ScheduledGame, record: GameRecord, standings: Standings) -> None:
         run = self.run
         assert run is not None
-        eta = _eta(run)
+        self.told += 1
+        eta = _eta(run, self.told)
         leader = standings.engines[0] if standings.engines else None
-        parts = [f"[{_count(run)}] {game.key} {record.white} - {record.black}: "
+        parts = [f"[{_count(run, self.told)}] {game.key} {record.white} - {record.black}: "
                  f"{record.result} ({record.termination}) {record.plies} plies"]
         if not math.isnan(eta):
             parts.append(f"ETA {format_duration(eta)}")
@@ -288,8 +369,8 @@ class LineDisplay(Observer):
         if diff is not None:  # a match: the difference, not each side's half of it
             parts.append(f"Elo {diff.first} - {diff.second} "
                          f"{fmt_elo(diff.elo, diff.elo_error, undefined=diff.stats.games > 0)}")
-        elif leader is not None:
-            parts.append(f"leader {leader.name} {fmt_elo(leader.elo, leader.error)}")
+        elif leader is not None:  # the standings' first: the most points (§Standings)
+            parts.append(f"leader {leader.name} {leader.points:g}/{leader.games}")
         sprt = _sprt_line(standings)
         if sprt:
             parts.append(sprt)

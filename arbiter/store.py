@@ -29,7 +29,11 @@ Why it is shaped this way:
   timeout; one that asks for the write lock first waits for it instead;
 * the file's identity is checked at every commit: a database deleted or
   replaced while a run holds it open is an error, not games played into
-  an unlinked file.
+  an unlinked file;
+* someone else's SQLite file (tables of its own, no schema version of ours)
+  is refused before anything is written, the switch to WAL included: our
+  tables go only into a new or empty file (``specs/storage.md`` §Someone
+  else's database).
 
 The store knows nothing of running engines or schedules: callers hand it
 plain dictionaries (a game record's ``to_dict()``), and of a build the names
@@ -58,16 +62,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from arbiter.store_schema import SCHEMA_VERSION, create_indexes, create_tables, migrate
+from arbiter.store_schema import (
+    SCHEMA_VERSION,
+    create_indexes,
+    create_tables,
+    foreign_problem,
+    foreign_refusal,
+    migrate,
+    schema_version,
+)
 
 DEFAULT_DB = "arbiter.db"
 
 #: bytes read at a time when hashing an engine's executable: a file of any
 #: size is hashed in bounded memory
 _HASH_CHUNK = 1 << 20
-
-#: the tables of ours a foreign database may not hold under the same name
-_OUR_TABLES = ("tournaments", "engines", "entrants", "games", "events", "pairings")
 
 #: seconds a write (and opening the file) waits for another process's write
 #: lock before it fails: long enough for any other run's commit, a tool's
@@ -314,6 +323,7 @@ class Store:
             # distribution at each open and run third-party code on our file
             self.db = Database(conn, execute_plugins=False)
             if not readonly:
+                self._refuse_foreign()  # before the switch to WAL, which changes the file
                 self._enable_wal(busy_timeout)
                 # NORMAL in WAL mode: a committed game survives any crash of
                 # the process (SIGKILL); only an OS crash may lose the last ones.
@@ -478,26 +488,34 @@ class Store:
                                          replace=True)
             self.version = SCHEMA_VERSION
 
+    def _refuse_foreign(self) -> None:
+        """:class:`StoreError` for someone else's SQLite file: no Arbiter
+        schema version and tables of its own (specs/storage.md §Someone
+        else's database).  Reads only: such a file is left as it was."""
+        refusal = foreign_refusal(self.path, self.db.conn)
+        if refusal is not None:
+            raise StoreError(refusal)
+
     def _check_schema(self, allow_empty: bool = False) -> int | None:
         """The file's schema version (None: no tables of ours yet, when
-        ``allow_empty``), also kept as :attr:`version`; :class:`StoreError`
-        for a file that is someone else's or newer than this arbiter."""
-        names = set(self.db.table_names())
-        if "meta" not in names:
-            clash = sorted(set(_OUR_TABLES) & names)
-            if allow_empty and not clash:
+        ``allow_empty``: a new or empty file), also kept as :attr:`version`;
+        :class:`StoreError` for a file that is someone else's or newer than
+        this arbiter."""
+        version = schema_version(self.db.conn)
+        if version is None:
+            if allow_empty:
+                self._refuse_foreign()
                 self.version = None
-                return None  # empty, or someone else's tables: ours go next to them
-            reason = f"it has its own table {clash[0]!r}" if clash else "no arbiter tables"
+                return None  # a new or empty file: our tables go next
+            reason = foreign_problem(self.db.conn) or "no arbiter tables"
             raise StoreError(f"{self.path}: not an arbiter results database ({reason})")
-        row = self.db.execute("select value from meta where key = 'schema_version'").fetchone()
-        if row is None or not str(row[0]).isdigit() or int(row[0]) < 1:
+        if not version.isdigit() or int(version) < 1:
             raise StoreError(f"{self.path}: no schema version this arbiter knows "
-                             f"({row and row[0]!r}) in its meta table")
-        if int(row[0]) > SCHEMA_VERSION:
-            raise StoreError(f"{self.path}: schema version {row and row[0]} is newer than "
+                             f"({version!r}) in its meta table")
+        if int(version) > SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: schema version {version} is newer than "
                              f"this arbiter's ({SCHEMA_VERSION})")
-        self.version = int(row[0])
+        self.version = int(version)
         return self.version
 
     # -- reading helpers -------------------------------------------------

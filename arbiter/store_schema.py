@@ -10,9 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from sqlite_utils import Database
 
-__all__ = ["SCHEMA_VERSION", "create_indexes", "create_tables", "migrate"]
+__all__ = ["SCHEMA_VERSION", "create_indexes", "create_tables", "migrate", "schema_version",
+           "foreign_problem", "foreign_refusal", "PRE_SCHEMA_TABLES"]
 
 #: 1: the first; 2: the engines of all tournaments keyed by name, the
 #: ``entrants`` of each, games linked to engines by key, ``move_data`` no
@@ -20,6 +23,15 @@ __all__ = ["SCHEMA_VERSION", "create_indexes", "create_tables", "migrate"]
 #: rounds came later as a table only, made when missing: an arbiter that
 #: does not know it ignores it, so the version stayed 2.)
 SCHEMA_VERSION = 2
+
+#: The tables an Arbiter database may hold before its schema version is
+#: written, with their columns: ``arbiter token add`` on a new file makes only
+#: its ``tokens`` table (``arbiter/tokens.py``).  A table of that name with
+#: other columns is someone else's.
+PRE_SCHEMA_TABLES = {"tokens": ("name", "salt", "hash", "iterations", "created", "revoked")}
+#: How many of a foreign database's own tables (views, indexes, triggers) a
+#: refusal names: enough to recognise the file.
+FOREIGN_NAMES_SHOWN = 5
 
 #: ranks game names after every entrant of a tournament when the migration
 #: numbers the engines (above any row id a version-1 file can hold in practice)
@@ -121,3 +133,51 @@ def migrate(db: Database, version: int) -> None:
                black_engine = (SELECT id FROM engines WHERE name = games.black),
                record = CASE WHEN json_valid(record) AND json_valid(move_data)
                              THEN json_remove(record, '$.moves') ELSE record END""")
+
+
+# -- whose file it is (specs/storage.md §Someone else's database) --------------------------------
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> tuple[str, ...]:
+    return tuple(row[0] for row in conn.execute("select name from pragma_table_info(?)", [table]))
+
+
+def schema_version(conn: sqlite3.Connection) -> str | None:
+    """The Arbiter schema version written in the file's ``meta`` table (as
+    written: the caller judges it), or None when there is none (no such
+    table, one of other columns, no such row).  Reads only."""
+    if {"key", "value"} <= set(_columns(conn, "meta")):
+        row = conn.execute("select value from meta where key = 'schema_version'").fetchone()
+        if row is not None:
+            return str(row[0])
+    return None
+
+
+def foreign_problem(conn: sqlite3.Connection) -> str | None:
+    """Why the SQLite file of ``conn`` is someone else's database, which
+    Arbiter must not change: it has no Arbiter schema version and holds
+    tables (or views, indexes, triggers) of its own, besides
+    :data:`PRE_SCHEMA_TABLES`.  None for an Arbiter database, and for a new
+    or empty file (Arbiter's tables go there).  Reads only."""
+    if schema_version(conn) is not None:
+        return None
+    entries = conn.execute("select name, tbl_name from sqlite_master "
+                           "where substr(name, 1, 7) != 'sqlite_' order by name").fetchall()
+    own = [name for name, table in entries
+           if table not in PRE_SCHEMA_TABLES or _columns(conn, table) != PRE_SCHEMA_TABLES[table]]
+    if not own:
+        return None
+    shown = ", ".join(repr(name[:64]) for name in own[:FOREIGN_NAMES_SHOWN])
+    more = f" and {len(own) - FOREIGN_NAMES_SHOWN} more" if len(own) > FOREIGN_NAMES_SHOWN else ""
+    return f"it holds tables of its own ({shown}{more}) and no Arbiter schema version"
+
+
+def foreign_refusal(path: object, conn: sqlite3.Connection) -> str | None:
+    """The message refusing the file at ``path`` (open as ``conn``) when it
+    is someone else's database (:func:`foreign_problem`), else None: the one
+    wording of the store and the token table."""
+    problem = foreign_problem(conn)
+    if problem is None:
+        return None
+    return (f"{path}: not an arbiter results database ({problem}); Arbiter adds its tables only "
+            "to a new or empty file, so this one is left as it is: give another file")

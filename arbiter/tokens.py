@@ -25,6 +25,8 @@ import secrets
 import sqlite3
 from pathlib import Path
 
+from arbiter.store_schema import foreign_refusal
+
 __all__ = ["NAME_RULE", "TOKEN_ITERATIONS", "TokenError", "TokenStore", "valid_name"]
 
 #: PBKDF2 iterations: a few milliseconds per check (see the module's docstring).
@@ -80,6 +82,10 @@ class TokenStore:
         self.path = Path(path)
         try:
             self._db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT)
+            refusal = foreign_refusal(self.path, self._db)  # someone else's file: left as it is
+            if refusal is not None:
+                self._db.close()
+                raise TokenError(refusal)
             with self._db:
                 self._db.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:

@@ -119,7 +119,8 @@ def tournament_standings(store: Store, tournament: Mapping[str, Any]) -> Standin
     """The standings of a stored tournament (also one still running)."""
     engines = tournament.get("engines") or [e["name"] for e in store.engines(tournament["id"])]
     return compute_standings(engines, store.games(tournament["id"], with_record=False),
-                             tournament_sprt(tournament))
+                             tournament_sprt(tournament), game=tournament.get("game"),
+                             scheduled=tournament.get("total_games"))
 
 
 def rounds_view(store: Store, tournament: Mapping[str, Any]) -> tuple[dict[str, Any], str] | None:

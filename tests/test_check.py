@@ -40,10 +40,12 @@ from arbiter.check.positions import (
     positions,
     regenerate,
 )
+from arbiter.check.probe import MAX_RECEIVED
 from arbiter.cli import app
 from arbiter.engine import EngineConfig
 from arbiter.games import GAME_NAMES, get_game
 from arbiter.procs import live_group_members as group_alive
+from protocol.limits import MAX_LINE_BYTES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAD = os.path.join(HERE, "bad_engines")
@@ -227,6 +229,12 @@ def test_cli_check_json_passes_and_lists_every_check(tmp_path):
 
 # --- misbehaving engines ----------------------------------------------------------------------
 
+#: what an engine that floods from its first command after ``ugiok`` on fails:
+#: every check that talks to one of its processes (startup.game judges the
+#: handshake's lines only), and the whole-run output.flood
+FLOODED_AFTER_UGIOK = {"startup.options", "isready.idle", "isready.newgame", "position.startpos",
+                       "position.fen", "position.moves", "go.infinite", "quit", "output.flood"}
+
 #: engine -> (config, checks that must FAIL (exactly), a phrase of the first FAIL's message).
 #: Advice checks and WARNs are not counted: the _base engines answer no query and
 #: write no info (WARN), and answer `go infinite` at once (WARN).
@@ -263,6 +271,19 @@ BAD_CASES = {
     "no_flush": (script(os.path.join(CHECKERS, "no_flush.py")), {"startup.handshake", "output.flush"},
                  "no ugiok within"),
     "stale_board": (script(os.path.join(CHECKERS, "stale_board.py")), {"repeat"}, "the rounds differ"),
+    # stdout without end (`yes`), never reading again: before ugi it ends the
+    # start (the checker's cap on lines, or the line-length limit); after a
+    # proper handshake every check that talks to a process fails on its flood
+    "flood_before_lines": (script(os.path.join(BAD, "flood_output.py"), "before", "lines"),
+                           {"startup.quiet", "startup.handshake"},
+                           f"flooded the checker with more than {MAX_RECEIVED} lines before ugi"),
+    "flood_before_raw": (script(os.path.join(BAD, "flood_output.py"), "before", "raw"),
+                         {"startup.quiet", "startup.handshake"},
+                         f"wrote a line longer than {MAX_LINE_BYTES} bytes before ugi"),
+    "flood_after_lines": (script(os.path.join(BAD, "flood_output.py"), "after", "lines"), FLOODED_AFTER_UGIOK,
+                          f"flooded the checker with more than {MAX_RECEIVED} lines"),
+    "flood_after_raw": (script(os.path.join(BAD, "flood_output.py"), "after", "raw"), FLOODED_AFTER_UGIOK,
+                        f"wrote a line longer than {MAX_LINE_BYTES} bytes"),
 }
 
 

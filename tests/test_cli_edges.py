@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli import ROOT, child_env, invoke
+from cli import ROOT, arbiter, child_env, invoke, start
 from typer.testing import CliRunner
 
 from arbiter import cli as arbiter_cli
@@ -374,6 +374,167 @@ def test_play_leaves_no_empty_pgn_or_log_folder(tmp_path):
     run = invoke("play", "troll", "-e", "cmd=no-such-engine-here", "-e", "random",
                  "--log", "kept", cwd=tmp_path)
     assert (tmp_path / "kept").is_dir()  # a folder that was there stays
+
+
+# --------------------------------------------------------------------------
+# An engine that fails to start says why; one that floods is ended, and a
+# signal stops any command during the engines' start-up (issue 29)
+# --------------------------------------------------------------------------
+
+#: a Python engine whose module name has a typo: Python says so on stderr
+TYPO = f"cmd='{PY} -m sample_engines.mctz'"
+
+
+@pytest.mark.parametrize("command", [
+    ["play", "troll", "-e", TYPO, "-e", "random"],
+    ["match", "troll", TYPO, "random", *FAST, "--db", "t.db"],
+    ["tournament", "-g", "troll", "-e", "random", "-e", TYPO, *FAST, "--db", "t.db"],
+    ["engine", "info", "-e", TYPO],
+    ["check", "troll", "--quick", "-e", TYPO],
+], ids=lambda command: command[0] if command[0] != "engine" else "engine info")
+def test_every_command_quotes_the_stderr_of_an_engine_that_cannot_start(tmp_path, command):
+    """specs/match.md §Engine processes (Start errors): the last lines of the engine's stderr
+    are in the error (here Python's own "No module named ..."), escaped, and
+    in the I/O log of --log."""
+    run = invoke(*command, cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    said = run.stderr if command[0] != "check" else run.stdout
+    assert "exited (status 1)" in said and "No module named sample_engines.mctz" in said, said
+    assert "its last lines on stderr: '" in " ".join(said.split())
+
+
+def test_connect_quotes_the_stderr_of_its_engine_that_cannot_start(tmp_path):
+    """`arbiter connect`'s engine exits at the server's `ugi`: the client's
+    last line quotes its stderr (not sent to the server: the server's own
+    message says only the exit)."""
+    import uuid
+
+    from server_peers import Server, add_token
+
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    db = tmp_path / "server.db"
+    token = add_token(db, "alice")
+    server = Server(db, tag)
+    try:
+        run = arbiter("connect", f"127.0.0.1:{server.port}", "--token", token, "-e",
+                      f"{TYPO} name=typo env.TAG={tag}", cwd=tmp_path)
+        server.wait_log("typo (alice)")
+    finally:
+        server.interrupt([])
+    assert "No module named sample_engines.mctz" in run.stderr, run.stderr
+    assert "its last lines on stderr: '" in run.stderr
+    assert "No module named" not in "".join(server.lines)
+
+
+def test_the_log_of_an_engine_that_cannot_start_has_its_stderr_and_the_error(tmp_path):
+    run = invoke("play", "troll", "-e", TYPO, "-e", "random", "--log", "logs", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    (log,) = (tmp_path / "logs").iterdir()
+    text = log.read_text()
+    assert re.search(r" ! .*No module named sample_engines\.mctz\n", text), text
+    assert "# cannot start: exited (status 1) during the handshake\n" in text
+
+
+def test_play_names_an_engine_that_floods_instead_of_its_handshake(tmp_path):
+    """specs/match.md §Engine processes (Reading, Handshake): `yes` as an engine (endless `y` lines,
+    never a `ugiok`): the handshake timeout holds, the error names it and
+    what it wrote, nothing of it is left (before the fix: a hang)."""
+    import uuid
+
+    from bad_engines.harness import processes_with
+
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    run = arbiter("play", "troll", "-e", f"cmd=yes env.TAG={tag}", "-e", "random", cwd=tmp_path,
+                  timeout=120)
+    assert run.returncode == 1, run.stderr
+    assert re.search(r"handshake-failure: engine 'yes': no ugiok within 10 s of ugi "
+                     r"\(it wrote \d+ line\(s\), the last 'y'\); the game was not played", run.stderr)
+    assert processes_with(tag) == []
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("command", [
+    ["tournament", "-g", "troll", "-e", "random", *FAST, "--db", "t.db"],
+    ["play", "troll", "-e", "random"],
+], ids=lambda command: command[0])
+def test_a_signal_stops_a_command_while_an_engine_floods_its_start(tmp_path, command, signame):
+    """specs/tournament.md §Stopping, specs/match.md §Engine processes: SIGINT
+    or SIGTERM while `yes` floods its start-up (a tournament's engine check,
+    before the tournament exists; play's handshake) ends the command long
+    before the handshake timeout would: exit 130, one line, no process
+    left, no tournament created.  Before the fix both signals were ignored
+    and the command never ended."""
+    import signal
+    import time
+    import uuid
+
+    from bad_engines.harness import processes_with
+
+    tag = f"arbiter-test-{uuid.uuid4()}"
+    proc = start(*command, "-e", f"cmd=yes env.TAG={tag}", cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 60
+        while not processes_with(tag) and time.monotonic() < deadline:  # `yes` is up
+            time.sleep(0.02)
+        assert processes_with(tag), "the engine never started"
+        proc.send_signal(getattr(signal, signame))
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert err.startswith("arbiter: interrupted;") and "Traceback" not in err
+    assert processes_with(tag) == []
+    if command[0] == "tournament":
+        assert _count(tmp_path / "t.db", "select count(*) from tournaments") == 0
+
+
+# --------------------------------------------------------------------------
+# Someone else's SQLite file is left as it is (specs/storage.md)
+# --------------------------------------------------------------------------
+
+#: every command that opens a results database, with the file as --db
+DB_COMMANDS = {
+    "tournament": ["tournament", "-g", "troll", "-e", "random", "-e", "greedy", *FAST],
+    "match": ["match", "troll", "random", "greedy", *FAST],
+    "demo": ["demo", "--plain"],
+    "standings": ["standings"],
+    "tournaments": ["tournaments"],
+    "tournaments delete": ["tournaments", "delete", "1", "--yes"],
+    "ratings": ["ratings"],
+    "export": ["export"],
+    "import": ["import", "games.jsonl"],
+    "token add": ["token", "add", "alice"],
+    "token list": ["token", "list"],
+    "serve": ["serve", "--listen", "127.0.0.1:0"],
+    "web": ["web", "--http", "127.0.0.1:0"],
+}
+
+
+@pytest.mark.parametrize("name", list(DB_COMMANDS))
+def test_every_command_leaves_someone_elses_database_as_it_is(tmp_path, name):
+    """specs/storage.md §Someone else's database: `--db` on a SQLite file with
+    tables of its own and no Arbiter schema version: one line naming the
+    file and its tables, exit 2, not one byte of the file changed (before
+    the fix the writing commands added their tables to it).  serve and web
+    run as processes: one that took the file would serve until stopped."""
+    import hashlib
+
+    db = tmp_path / "theirs.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("create table people (name text)")
+        conn.execute("insert into people values ('ann')")
+    conn.close()
+    digest = hashlib.sha256(db.read_bytes()).hexdigest()
+    (tmp_path / "games.jsonl").write_text("")
+    args = [*DB_COMMANDS[name], "--db", db]
+    run = arbiter(*args, cwd=tmp_path, timeout=60) if name in ("serve", "web") else invoke(*args, cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert f"{db}: not an arbiter results database (it holds tables of its own ('people') and no Arbiter " \
+           "schema version)" in run.stderr
+    assert hashlib.sha256(db.read_bytes()).hexdigest() == digest
+    assert not (tmp_path / "theirs.db-wal").exists()
 
 
 # --------------------------------------------------------------------------

@@ -27,12 +27,14 @@ from arbiter.engine import (
     merge_info,
     open_engine,
 )
+from arbiter.engine.conversation import CATCH_UP_READS
 from arbiter.engine.info import SearchInfo, cut_line
+from arbiter.engine.process import STDERR_TAIL_CHARS, STDERR_TAIL_LINES
 from arbiter.engine.transport import End, Received, TransportClosed
 from arbiter.games import Termination
 from arbiter.match import MatchTermination, play_game
 from protocol.limits import MAX_INFO_KEPT, MAX_INFO_LINE_KEPT, MAX_INFO_LINES_KEPT, MAX_LINE_BYTES, MAX_PV_KEPT
-from protocol.messages import Go, SetPosition
+from protocol.messages import Go, SetPosition, Ugi
 from protocol.search import SearchLimits
 
 
@@ -605,3 +607,137 @@ async def test_info_flood_costs_its_opponent_nothing():
     assert flooded and all((move.score, move.depth, move.nodes, move.engine_time_ms) == ("cp 7", 16, 1000, 5)
                            and move.pv == [move.move] * MAX_PV_KEPT for move in flooded)
     assert all(group_alive(pid) == [] for pid in pids)
+
+
+# --------------------------------------------------------------------------
+# Floods of stdout and engines that fail to start (issue 29, items 6 and 7)
+# --------------------------------------------------------------------------
+
+
+class FloodingTransport(MockTransport):
+    """A transport whose engine always has more to read (``yes``): every
+    ``receive_nowait`` gives one more ``y`` line.  A catch-up that never
+    stops reading fails the test instead of hanging it."""
+
+    def __init__(self):
+        super().__init__()
+        self.reads = 0
+
+    def receive_nowait(self) -> Received | None:
+        self.reads += 1
+        assert self.reads < 1000, "the catch-up reads a flood without end"
+        return ["y"], trio.current_time(), None
+
+
+async def test_catching_up_with_a_flood_is_bounded():
+    """specs/match.md §Engine processes (Reading): what an engine wrote while
+    nobody waited is read before the next command, but at most
+    CATCH_UP_READS reads: an engine that writes as fast as it is read
+    cannot keep ``ugi`` (or any command) from being sent."""
+    transport = FloodingTransport()
+    transport.expect("ugi")
+    engine = Engine(EngineConfig(cmd="mock"), FAST, transport)
+    await engine.send(Ugi())
+    assert transport.sent == ["ugi"] and transport.reads == CATCH_UP_READS
+
+
+FLOOD_TIMEOUTS = EngineTimeouts(handshake=1, ready=1, stop=0.5, quit_grace=0.2, term_grace=0.2)
+
+
+@pytest.mark.parametrize("when, form, words", [
+    ("before", "lines", r"no ugiok within 1 s of ugi \(it wrote \d+ line\(s\), the last 'y'\)$"),
+    ("before", "raw", rf"wrote a line longer than {MAX_LINE_BYTES} bytes during the handshake$"),
+    ("after", "lines", r"no readyok within 1 s of isready \(it wrote \d+ line\(s\), the last 'y'\)$"),
+    ("after", "raw", rf"wrote a line longer than {MAX_LINE_BYTES} bytes \(waiting for readyok\)$"),
+])
+async def test_a_flooding_engine_fails_its_start_within_the_timeout(when, form, words):
+    """specs/match.md §Engine processes (Reading, Handshake): an engine that writes stdout without end
+    (``y`` lines, or bytes without a newline), before its handshake or after
+    it, fails its start within the handshake or ready timeout: the deadline
+    holds whatever it writes, the error names it, and nothing of it is left.
+    (Before the fix, the ``before``/``lines`` case never returned.)"""
+    cfg = config("flood_output.py", when, form)
+    pid = None
+    with pytest.raises(EngineStartError) as info:
+        async with open_engine(cfg, timeouts=FLOOD_TIMEOUTS) as engine:
+            pid = started(engine)
+            await engine.new_game("troll")
+    assert info.value.engine == "flood_output" and re.search(words, str(info.value)), str(info.value)
+    assert (pid is None) == (when == "before")
+    if pid is not None:
+        assert group_alive(pid) == [] and not pid_alive(pid)
+
+
+@pytest.mark.parametrize("form", ["lines", "raw"])
+async def test_a_flood_instead_of_a_bestmove_loses_that_engine_the_game(form):
+    """specs/match.md §Terminations: an engine that floods stdout at its
+    ``go`` loses on time (lines) or by the line-length limit (raw): the
+    search's deadline holds whatever it writes, and the game is the
+    flooder's loss, never its opponent's."""
+    flooder = config("flood_output.py", "go", form, tc="1+0")
+    async with open_engine(flooder, timeouts=FLOOD_TIMEOUTS) as white, \
+            open_engine(config("instant.py"), timeouts=FLOOD_TIMEOUTS) as black:
+        record = await play_game("troll", white, black)
+        pid = started(white)
+    assert record.result == "0-1", record.termination_detail
+    assert record.termination == ("time-forfeit" if form == "lines" else "protocol-error")
+    assert group_alive(pid) == [] and not pid_alive(pid)
+
+
+async def test_a_failed_start_quotes_the_end_of_its_stderr(tmp_path):
+    """specs/match.md §Engine processes (Start errors): an engine that exits before its
+    handshake: the error says the exit and quotes the last
+    STDERR_TAIL_LINES non-blank lines of its stderr (each escaped, a long
+    one cut at STDERR_TAIL_CHARS); its I/O log has every stderr line and
+    the start error."""
+    with pytest.raises(EngineStartError) as info:
+        async with open_engine(config("complain.py", "exit"), timeouts=FAST, log_dir=str(tmp_path)):
+            pass
+    error = info.value
+    long = "x" * STDERR_TAIL_CHARS + "..."
+    assert error.stderr == ("complaint 27", "complaint 28", "complaint 29", "complaint 30", long)
+    assert len(error.stderr) == STDERR_TAIL_LINES
+    assert str(error) == ("engine 'complain': exited (status 3) during the handshake; its last lines on "
+                          f"stderr: 'complaint 27' | 'complaint 28' | 'complaint 29' | 'complaint 30' | {long!r}")
+    (log,) = tmp_path.iterdir()
+    text = log.read_text()
+    assert "! complaint 1\n" in text and "! complaint 30\n" in text
+    assert "# cannot start: exited (status 3) during the handshake\n" in text
+
+
+async def test_a_python_engine_with_a_wrong_module_name_says_so():
+    """The typo of issue 29 (item 7): ``python3 -m`` of a module that does not
+    exist; Python's own message is in the error."""
+    with pytest.raises(EngineStartError) as info:
+        async with open_engine(EngineConfig(cmd=f"{sys.executable} -m sample_engines.mctz"), timeouts=FAST):
+            pass
+    assert "exited (status 1) during the handshake" in str(info.value)
+    assert "No module named sample_engines.mctz" in str(info.value)
+
+
+async def test_a_silent_engine_and_one_that_dies_at_isready_quote_their_stderr():
+    """A handshake timeout of an engine still running, and an exit at the
+    game's ``isready`` (in the block of open_engine), quote its stderr too."""
+    timeouts = EngineTimeouts(handshake=0.5, ready=5, quit_grace=0.2, term_grace=0.2)
+    with pytest.raises(EngineStartError) as info:
+        async with open_engine(config("complain.py", "hang"), timeouts=timeouts):
+            pass
+    assert str(info.value).startswith("engine 'complain': no ugiok within 0.5 s of ugi (it wrote nothing)")
+    assert info.value.stderr[-1] == "ValueError: the search thread died"
+    with pytest.raises(EngineStartError) as info:
+        async with open_engine(config("complain.py", "ready"), timeouts=FAST) as engine:
+            await engine.new_game("troll")
+    assert "exited (status 4) (waiting for readyok)" in str(info.value)
+    assert info.value.stderr == ("cannot load the net: weights.bin is missing",)
+
+
+async def test_a_start_error_quotes_only_its_own_engines_stderr():
+    """Two engines, the first one chatty on stderr: the second one's start
+    error, raised inside the first one's block, quotes the second's stderr,
+    never the first's."""
+    async with open_engine(config("stderr_flood.py"), timeouts=FAST):
+        with pytest.raises(EngineStartError) as info:
+            async with open_engine(config("complain.py", "exit"), timeouts=FAST):
+                pass
+    assert info.value.engine == "complain" and info.value.stderr[0] == "complaint 27"
+    assert "warming up" not in str(info.value)

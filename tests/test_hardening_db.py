@@ -92,6 +92,8 @@ def test_a_run_waits_out_another_writers_lock_bursts(tmp_path):
     finishes every game."""
     db = tmp_path / "shared.db"
     games = 30
+    Store(db).close()  # an arbiter database, where the helper's table is a tool's: a file
+    # that holds only someone else's tables is refused (specs/storage.md §Someone else's database)
     helper = lock_bursts(db, 50, 150)
     try:
         # in this process (the other writer is the real process here): the

@@ -551,6 +551,110 @@ def test_two_engine_ml_equals_shrunk_pair_score(w, d, l_, prior):
 
 
 # ---------------------------------------------------------------------------
+# §First-move advantage, §LOS matrix
+
+
+def _by_mover(a, b, a_first, a_points, b_first, b_points):
+    """Games of a and b: ``a_first`` with a moving first (a scored ``a_points``),
+    ``b_first`` with b moving first (b scored ``b_points``); halves as draws."""
+    def side(first, second, n, points):
+        wins, half = int(points), points - int(points)
+        games = [(first, second, 1.0)] * wins + [(first, second, 0.5)] * (1 if half else 0)
+        return games + [(first, second, 0.0)] * (n - len(games))
+    return side(a, b, a_first, a_points) + side(b, a, b_first, b_points)
+
+
+def test_first_move_two_engines_by_hand():
+    # A moved first 10 times and scored 7; B moved first 10 times and scored 6.
+    # Prior 1: half a virtual draw with each engine first, so
+    # q_A = (7 + 1/4)/(10 + 1/2) = 0.690476, elo 139.3819;
+    # q_B = (6 + 1/4)/(10 + 1/2) = 0.595238, elo 66.9964.
+    # Two engines fill the model exactly: d + eta = 139.3819, eta - d = 66.9964,
+    # so A - B = d = 36.1927 and eta = 103.1891.
+    r = joint_ratings(_by_mover("A", "B", 10, 7, 10, 6), first_move=True)
+    assert r.difference("A", "B")[0] == approx(36.1927117, abs=1e-6)
+    adv = known(r.first_move)
+    assert adv.elo == approx(103.1891466, abs=1e-6)
+    # Information over (d, eta): edges (1, 1) and (-1, 1) with weights
+    # w = 10.5 q (1 - q): 2.244048 and 2.529762; var(eta) = (1/w1 + 1/w2)/4,
+    # 95%: 1.959964 * 173.71779 * sqrt(0.2102358) = 156.1130; var(d) the same.
+    assert adv.error == approx(156.1130048, abs=1e-6)
+    assert r.difference("A", "B")[1] == approx(156.1130048, abs=1e-6)
+    assert adv.interval == approx((adv.elo - adv.error, adv.elo + adv.error))
+    assert adv.score == approx(score_from_elo(adv.elo))
+    # Without the term the same games say A is 6.5 points better of 20 instead:
+    plain = joint_ratings(_by_mover("A", "B", 10, 7, 10, 6))
+    assert plain.first_move is None
+    assert plain.difference("A", "B")[0] == approx(elo_from_score((11 + 0.5) / 21))
+
+
+def test_first_move_takes_unequal_colours_out_of_the_ratings():
+    # A and B equal, the first move worth 100 Elo, A first in 30 games, B in 10:
+    # each side scores its expected share.  A scores more overall (30 games
+    # at 64%), which the plain model reads as strength; with the term the
+    # difference is 0 (the prior pulls both scores toward 1/2 alike).
+    p = score_from_elo(100.0)
+    games = [("A", "B", p)] * 30 + [("B", "A", p)] * 10
+    plain = joint_ratings(games)
+    assert plain.difference("A", "B")[0] > 40
+    fitted = joint_ratings(games, first_move=True, prior_draws=1e-9)
+    assert fitted.difference("A", "B")[0] == approx(0.0, abs=1e-6)
+    assert known(fitted.first_move).elo == approx(100.0, abs=1e-6)
+
+
+def test_first_move_recovered_with_three_engines():
+    # Expected scores of a logistic model with ratings 200, 100, 0 and a
+    # first-move term of 50, both colours, as fractional games: the fit gives
+    # them back (up to the negligible prior).
+    true = {"A": 200.0, "B": 100.0, "C": 0.0}
+    games = [(a, b, score_from_elo(true[a] - true[b] + 50.0)) for a in true for b in true if a != b]
+    r = joint_ratings(games * 5, first_move=True, prior_draws=1e-9)
+    assert known(r.first_move).elo == approx(50.0, abs=1e-5)
+    assert r.difference("A", "B")[0] == approx(100.0, abs=1e-5)
+    assert r.difference("B", "C")[0] == approx(100.0, abs=1e-5)
+
+
+def test_first_move_needs_a_prior():
+    with pytest.raises(ValueError, match="first-move term needs prior_draws > 0"):
+        joint_ratings([("A", "B", 1.0)], first_move=True, prior_draws=0)
+    assert joint_ratings([], first_move=True).first_move is None  # no games: nothing fitted
+
+
+@settings(max_examples=40, deadline=None)
+@given(game_lists)
+def test_first_move_of_the_other_side_negates_the_term(games):
+    # The same results with the other engine moving first in every game: the
+    # ratings stay, the term changes sign.
+    base = joint_ratings(games, first_move=True)
+    other = joint_ratings([(b, a, 1.0 - s) for a, b, s in games], first_move=True)
+    for x in base:
+        y = other[x.engine]
+        assert (x.elo is None) == (y.elo is None)
+        if x.elo is not None:
+            assert y.elo == approx(x.elo, abs=1e-6) and y.error == approx(x.error, abs=1e-6)
+    if base.first_move is None:
+        assert other.first_move is None
+    else:
+        assert known(other.first_move).elo == approx(-base.first_move.elo, abs=1e-6)
+        assert known(other.first_move).error == approx(base.first_move.error, abs=1e-6)
+
+
+def test_los_from_the_ratings_covariance():
+    # §LOS matrix: Phi(difference / its standard deviation).  Transitive
+    # example of §Joint ratings: A - C = 381.697, sd = 125.588 / 1.959964 =
+    # 64.0768, z = 5.9569: LOS 0.99999999871.  A - B: 190.8485 with
+    # var = 11.1/110.25 (A's with B fixed), sd = 0.3173 nats = 55.1196 Elo,
+    # z = 3.4624, LOS = 0.999732.
+    r = joint_ratings(_transitive(), prior_draws=0)
+    assert r.los("A", "C") == approx(normal_cdf(381.697 / 64.0768), abs=1e-6)
+    assert r.los("A", "B") == approx(0.999732, abs=1e-6)
+    assert known(r.los("A", "B")) + known(r.los("B", "A")) == approx(1.0)
+    assert r.los("A", "A") is None
+    split = joint_ratings(_games("A", "B", 3, 0, 1) + _games("C", "D", 1, 0, 1), engines=["E"])
+    assert split.los("A", "C") is None and split.los("A", "E") is None
+
+
+# ---------------------------------------------------------------------------
 # §SPRT
 
 

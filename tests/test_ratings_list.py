@@ -103,45 +103,52 @@ def test_the_list_rates_every_chosen_game_and_counts_each_engines(runs):
                      else {"1-0": 0.0, "0-1": 1.0}.get(r, 0.5) for w, b, r in mine)
         draws = sum(r == "1/2-1/2" for _, _, r in mine)
         assert (line["games"], line["points"], line["draws"]) == (len(mine), points, draws)
-        assert line["score"] == pytest.approx(points / len(mine))
-        assert line["draw_ratio"] == pytest.approx(draws / len(mine))
+        # JSON fractions to 4 decimals, Elo to 1 (specs/tournament.md §JSON numbers)
+        assert line["score"] == round(points / len(mine), 4)
+        assert line["draw_ratio"] == round(draws / len(mine), 4)
         assert line["opponents"] == len({b if w == name else w for w, b, _ in mine})
         assert line["error"] > 0 and line["reason"] is None
     elos = [line["elo"] for line in table["engines"]]
-    assert elos == sorted(elos, reverse=True) and sum(elos) == pytest.approx(0.0, abs=1e-6)
+    assert elos == sorted(elos, reverse=True) and sum(elos) == pytest.approx(0.0, abs=0.05 * len(elos))
     assert [line["rank"] for line in table["engines"]] == [1, 2, 3]
 
 
 def test_one_tournament_rates_as_its_standings_do(runs):
     """specs/ratings.md §Rating lists: the model and prior of the standings,
-    so one tournament's list is its standings' ratings."""
+    so one tournament's list is its standings' ratings and first-move
+    advantage (both JSON, rounded alike: specs/tournament.md §JSON numbers)."""
     table = ratings(runs, "-g", "troll", "-t", "1")
     with Store(runs, readonly=True) as store:
         tournament = store.tournament(1)
         assert tournament is not None
         standings = tournament_standings(store, tournament)
-    expected = {e.name: (e.elo, e.error) for e in standings.engines}
-    assert {e["name"]: (e["elo"], e["error"]) for e in table["engines"]} == {
-        name: (pytest.approx(elo, abs=1e-9), pytest.approx(error, abs=1e-9))
-        for name, (elo, error) in expected.items()}
+    expected = {e["name"]: (e["elo"], e["elo_error"]) for e in standings.to_json()["engines"]}
+    assert {e["name"]: (e["elo"], e["error"]) for e in table["engines"]} == expected
+    assert table["first_move"] == standings.to_json()["first_move"]
+    assert table["first_move"]["side"] == "white" and table["first_move"]["games"] == 6
 
 
 def test_two_engines_across_tournaments_and_an_anchor(runs, tmp_path):
-    """specs/ratings.md §Prior, §Anchoring: for two engines the difference is
-    elo((points + 1/2) / (games + 1)) over the games of both tournaments;
-    the anchor engine sits at its rating with a zero error bar."""
+    """specs/ratings.md §First-move advantage, §Prior, §Anchoring: for two
+    engines the difference is half the difference of the Elo of each one's
+    score with the first move, (elo(q_g) - elo(q_r)) / 2, the advantage half
+    their sum, each q = (points + 1/4) / (games + 1/2) over the games of both
+    tournaments; the anchor engine sits at its rating with a zero error bar."""
     db = copy(runs, tmp_path)
     with sqlite3.connect(db) as conn:  # only greedy and random in tournament 1
         conn.execute("delete from games where tournament = 1 and 'mcts' in (white, black)")
     rows = raw(db, "select white, result from games where game = 'troll' and tournament in (1, 2)")
-    points = sum({"1-0": 1.0, "0-1": 0.0}.get(r, 0.5) if w == "greedy"
-                 else {"1-0": 0.0, "0-1": 1.0}.get(r, 0.5) for w, r in rows)
+    first = {name: [(1.0 if r == "1-0" else 0.5 if r == "1/2-1/2" else 0.0) for w, r in rows if w == name]
+             for name in ("greedy", "random")}  # White moves first in troll
+    q = {name: (sum(s) + 0.25) / (len(s) + 0.5) for name, s in first.items()}
     table = ratings(db, "-g", "troll", "-t", "1", "-t", "2", "--anchor", "random=1500")
     line = {e["name"]: e for e in table["engines"]}
     assert set(line) == {"random", "greedy", "mcts"}
     assert line["random"]["elo"] == 1500.0 and line["random"]["error"] == 0.0
     assert line["greedy"]["elo"] - 1500.0 == pytest.approx(
-        elo((points + 0.5) / (len(rows) + 1)), abs=1e-6)
+        (elo(q["greedy"]) - elo(q["random"])) / 2, abs=0.05 + 1e-9)  # JSON Elo to 1 decimal
+    assert table["first_move"]["elo"] == pytest.approx(
+        (elo(q["greedy"]) + elo(q["random"])) / 2, abs=0.05 + 1e-9)
     assert table["anchor"] == {"engine": "random", "rating": 1500.0}
     # mcts is an entrant of tournament 1 without a game left: undefined, and said why
     assert line["mcts"] | {"rank": 0} == {
@@ -234,7 +241,8 @@ def test_ratings_runs_without_the_event_loop_in_a_real_process(runs):
     # line of its own: only imports by statement are timed; its imports are)
     assert {"arbiter.rating", "arbiter.store"} <= imported
     assert not imported & {"trio", "arbiter.tournament", "arbiter.engine", "arbiter.match"}
-    assert sorted(line.split()[1] for line in run.stdout.splitlines()[3:]) == ["greedy", "random"]
+    engine_lines = run.stdout.splitlines()[3:5]  # after them, the first-move advantage
+    assert sorted(line.split()[1] for line in engine_lines) == ["greedy", "random"]
 
 
 def test_the_text_fits_80_columns_and_never_prints_minus_zero():
@@ -258,3 +266,54 @@ def test_a_tournament_of_another_game_adds_no_engine(runs):
     assert table["tournaments"] == [4]
     assert sorted(e["name"] for e in table["engines"]) == ["greedy", "random"]
     assert table["games"] == 2
+
+
+def test_los_matrix_between_every_two_engines(runs):
+    """specs/ratings.md §LOS matrix: ``--los`` adds the likelihood that each
+    engine (row) is stronger than each other (column), in the list's order,
+    from the joint ratings: the two sides of a pair add up to 1, nothing on
+    the diagonal or between groups no games link; the text prints the same
+    figures as percentages within 80 columns."""
+    table = ratings(runs, "-g", "troll", "--los")
+    los = table["los"]
+    assert los["engines"] == [e["name"] for e in table["engines"]]
+    group = {e["name"]: e["group"] for e in table["engines"]}
+    names = los["engines"]
+    for i, a in enumerate(names):
+        for j, b in enumerate(names):
+            cell = los["matrix"][i][j]
+            if i == j or group[a] != group[b]:
+                assert cell is None, (a, b)
+            else:
+                assert 0.0 <= cell <= 1.0 and cell + los["matrix"][j][i] == pytest.approx(1.0, abs=2e-4)
+                elo_a, elo_b = (next(e["elo"] for e in table["engines"] if e["name"] == n) for n in (a, b))
+                assert (cell > 0.5) == (elo_a > elo_b) or elo_a == elo_b
+    assert "los" not in ratings(runs, "-g", "troll")  # only when asked
+    from test_standings_display import assert_json_precision  # specs/tournament.md §JSON numbers
+
+    assert assert_json_precision(table) > 20
+    text = invoke("ratings", "--db", runs, "-g", "troll", "--los")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    start = lines.index("LOS: likelihood that the row's engine is stronger than the column's")
+    assert lines[start + 1].split() == ["#", "engine", *map(str, range(1, len(names) + 1))]
+    for i, row in enumerate(lines[start + 2:start + 2 + len(names)]):
+        cells = ["-" if c is None else f"{100 * c:.1f}%" for c in los["matrix"][i]]
+        assert row.split() == [str(i + 1), names[i], *cells]
+    assert max(len(line) for line in lines) <= 80
+
+
+def test_los_matrix_of_many_engines_continues_below():
+    """specs/ratings.md §LOS matrix: columns that 80 characters cannot hold
+    continue in a block below, each with its own header."""
+    from arbiter.cli.ratings import format_los
+
+    names = [f"engine_number_{i:02d}" for i in range(12)]  # 16 characters
+    matrix = [[None if i == j else 0.5 for j in range(12)] for i in range(12)]
+    table = {"engines": [{"name": n} for n in names], "los": {"engines": names, "matrix": matrix}}
+    lines = format_los(table).splitlines()
+    headers = [line for line in lines if line.split()[:2] == ["#", "engine"]]
+    assert len(headers) == 2 and max(len(line) for line in lines) <= 80
+    assert headers[0].split()[2:] == [str(c) for c in range(1, 9)]  # (80 - 4 - 16) // 7 = 8
+    assert headers[1].split()[2:] == [str(c) for c in range(9, 13)]
+    assert sum(1 for line in lines if line.split()[1] == names[0]) == 2

@@ -34,7 +34,6 @@ NAMES = ["sample_engines.greedy", "sample_engines.random", "sample_engines.mcts"
 
 #: specs/tournament.md §Live display: the drop orders, first dropped first.
 STANDINGS_DROP = [["score"], ["#"], ["W", "D", "L"], ["games"], ["points"]]
-PAIRS_DROP_PENTA = [["draws"], ["nElo"], ["pentanomial"], ["Elo"], ["LOS"], ["W-D-L"]]
 
 
 def render(thing: Any, width: int) -> str:
@@ -116,21 +115,66 @@ def test_standings_table_fits_the_terminal(width):
         assert shown == ["#", "engine", "games", "points", "score", "Elo", "W", "D", "L"]
 
 
+PAIR_HEADERS = ["pair", "W-D-L", "Elo", "nElo", "LOS", "pentanomial", "draws", "1st"]
+
+
+def all_headers(text: str) -> list[str]:
+    """The header words of every table in ``text``, in order."""
+    lines = text.splitlines()
+    return [word for i, line in enumerate(lines) if set(line.strip()) == {"─"}
+            for word in re.split(r"\s{2,}", lines[i - 1].strip())]
+
+
 @pytest.mark.parametrize("width", WIDTHS)
-def test_pairs_table_fits_the_terminal(width):
+def test_pairs_table_fits_the_terminal_and_shows_every_column(width):
+    """specs/tournament.md §Live display (Width): the final pair table fits
+    80, 100 and 120 columns and drops nothing: what the first table cannot
+    hold is in a second one, its rows numbered as in the first."""
     standings = big_round_robin()
     text = render(pairs_table(standings, width=width), width)
     assert_fits(text, width)
-    shown = headers(text)
-    assert_dropped_in_order(shown, ["pair", "W-D-L", "Elo", "pentanomial", "penta Elo", "nElo",
-                                    "LOS", "draws"], PAIRS_DROP_PENTA)
-    assert "pair" in shown and "penta Elo" in shown
-    for line in standings.pairs:
-        assert f"{line.first} - {line.second}" in text  # the pair whole, on one line
+    shown = all_headers(text)
+    assert [h for h in shown if h != "#"] == PAIR_HEADERS
+    if width < 140:  # the names alone take 47 columns: two tables, numbered
+        assert shown.count("#") == 2 and shown[:3] == ["#", "pair", "W-D-L"]
+    for number, line in enumerate(standings.pairs, start=1):
+        assert f"{number}   {line.first} - {line.second}" in text  # the pair whole, on one line
         penta = line.stats.penta_elo
-        assert penta is not None and f"{penta:+.1f} +/-" in text  # the better Elo always stays
-    wide = headers(render(pairs_table(standings, width=200), 200))
-    assert wide == ["pair", "W-D-L", "Elo", "pentanomial", "penta Elo", "nElo", "LOS", "draws"]
+        assert penta is not None and f"{penta:+.1f} +/-" in text  # the pair's Elo: from its game pairs
+    assert "Elo, nElo and LOS from game pairs (pentanomial)" in text
+    assert all_headers(render(pairs_table(standings, width=200), 200)) == PAIR_HEADERS
+
+
+def test_the_match_header_and_the_pair_table_show_one_value_per_figure():
+    """specs/tournament.md §Which figure where: the headline of a match and
+    its pair line print the same Elo, nElo and LOS (from game pairs here),
+    LOS and draws as percentages; JSON has the same, as fractions."""
+    results = ["1-0", "1-0", "1-0", "1/2-1/2", "1/2-1/2", "0-1", "1-0", "1-0"] * 4  # new's view
+    rows = [game("new", "old", r, 0, i // 2) if i % 2 == 0 else
+            game("old", "new", {"1-0": "0-1", "0-1": "1-0"}.get(r, r), 0, i // 2)
+            for i, r in enumerate(results)]
+    standings = compute_standings(["new", "old"], rows)
+    diff, (line,) = standings.difference, standings.pairs
+    assert diff is not None
+    s = line.stats
+    assert (s.nelo, s.los) != (s.penta_nelo, s.penta_los)  # the figures that disagreed
+    console = _console(120)
+    print_standings(console, standings)
+    text = console.file.getvalue()
+    nelo, los = f"{s.penta_nelo:+.1f}", f"{100 * s.penta_los:.1f}%"
+    assert f"nElo {nelo}, LOS {los}, draws {100 * s.draw_ratio:.1f}%" in text
+    pair_row = next(r for r in text.splitlines() if r.strip().startswith("new - old"))
+    assert pair_row.split() == ["new", "-", "old", f"{s.wins}-{s.draws}-{s.losses}",
+                                f"{s.penta_elo:+.1f}", "+/-", f"{s.penta_elo_error:.1f}", nelo, los,
+                                ",".join(map(str, s.pentanomial or ())),
+                                f"{100 * s.draw_ratio:.1f}%", f"{100 * line.first_mover_score:.1f}%"]
+    data = standings.to_json()
+    (pair,) = data["pairs"]
+    for key in ("elo", "elo_error", "elo_interval", "nelo", "los"):
+        assert pair[key] == data["difference"][key], key
+    assert (pair["samples"], pair["nelo"], pair["los"]) == (
+        "pentanomial", round(s.penta_nelo, 1), round(s.penta_los, 4))
+    assert (pair["tri_nelo"], pair["tri_los"]) == (round(s.nelo, 1), round(s.los, 4))
 
 
 def test_pair_names_too_long_for_any_column_wrap_instead_of_being_cut():
@@ -201,7 +245,9 @@ def walk(value: Any, path: str = ""):
 
 
 NUMERIC = {"score", "draw_ratio", "elo", "elo_error", "elo_interval", "nelo", "los", "penta_elo",
-           "penta_elo_error", "penta_elo_interval", "penta_nelo", "llr", "lower", "upper", "games_left"}
+           "penta_elo_error", "penta_elo_interval", "penta_nelo", "penta_los", "tri_elo",
+           "tri_elo_error", "tri_elo_interval", "tri_nelo", "tri_los", "first_mover_score",
+           "llr", "lower", "upper", "games_left"}
 
 
 def test_json_has_null_and_a_reason_for_infinite_or_undefined_figures():
@@ -223,7 +269,11 @@ def test_json_has_null_and_a_reason_for_infinite_or_undefined_figures():
     assert ac["penta_elo"] == 0.0 and ac["penta_elo_error"] is None and ac["penta_elo_interval"] is None
     assert ac["null_reasons"]["penta_elo_error"] == ("every game pair scored 1 point: "
                                                      "the results have no spread to measure")
-    assert ac["elo_error"] is not None and "elo_error" not in ac["null_reasons"]
+    # the pair's shown figures are its game pairs': undefined here, and said
+    # why; the same from its games are defined (specs/tournament.md §Which figure where)
+    assert ac["samples"] == "pentanomial" and ac["elo_error"] is None
+    assert ac["null_reasons"]["elo_error"] == ac["null_reasons"]["penta_elo_error"]
+    assert ac["tri_elo_error"] is not None and "tri_elo_error" not in ac["null_reasons"]
     assert data["sprt"]["model"] == "normalized" and data["sprt"]["samples"] == "pentanomial"
     # ...and in text they print as such: "+inf" and "+/- undefined", never "+/- 0.0".
     text = render(pairs_table(compute_standings(["a", "b", "c"], rows)), 120)
@@ -307,3 +357,121 @@ async def test_sprt_run_counts_to_the_expected_length_not_the_cap(tmp_path):
     assert lines[-1].startswith(f"{result.status}: {result.done} games (SPRT, at most 24)")
     for line in game_lines:
         assert ("ETA" in line) == ("/~" in line.split(" ", 1)[0]), line
+
+
+async def test_an_sprt_that_reaches_the_cap_says_it_is_inconclusive(tmp_path):
+    """specs/tournament.md §Stopping (SPRT): a test still undecided when the
+    schedule's games are all played ends `finished`, its note, the run's last
+    line, the standings' SPRT line and their JSON saying that it was stopped
+    at the cap and is inconclusive.  Two random engines, 4 games: far from
+    either bound (two game pairs move the LLR by well under 1)."""
+    config = TournamentConfig(game="troll", engines=engines("random", "random"), games=4,
+                              tc="depth=1", sprt="elo0=0 elo1=50 model=logistic")
+    config.engines[1].name = "other"
+    out = io.StringIO()
+    with Store(tmp_path / "cap.db") as store:
+        tournament_id, _ = open_tournament(store, config)
+        result = await Tournament(config, store, tournament_id, observer=LineDisplay(out)).run()
+        row = store.tournament(tournament_id)
+        assert row is not None
+        from arbiter.tournament import tournament_standings
+
+        standings = tournament_standings(store, row)
+    assert (result.status, result.done) == ("finished", 4)
+    st = standings.sprt_status
+    assert st is not None and st.decision is None
+    note = (f"SPRT: inconclusive, stopped at the cap of 4 games (LLR {st.llr:.2f}, within "
+            f"[{st.lower:.2f}, {st.upper:.2f}], {standings.sprt})")
+    assert result.note == row["note"] == note
+    assert out.getvalue().splitlines()[-1] == f"finished: 4 games (SPRT, at most 4) - {note}"
+    console = _console(200)
+    print_standings(console, standings, {**row, "status": "finished"})
+    sprt_line = next(line for line in console.file.getvalue().splitlines() if line.startswith("SPRT "))
+    assert sprt_line.endswith("(pentanomial) -> inconclusive: stopped at the cap of 4 games")
+    sprt = standings.to_json()["sprt"]
+    assert (sprt["decision"], sprt["stopped_at_cap"]) == (None, True)
+
+
+async def test_the_per_game_count_never_repeats_when_games_arrive_in_batches(tmp_path):
+    """specs/tournament.md §Live display: the per-game lines count 1, 2, 3 ...
+    even when a pair player (the cluster's seam) hands back several game
+    pairs at once, all stored before the first is told; the `leader` part
+    names the standings' first engine with its points of its games.  The
+    player here plays nothing: each game gets a fixed record (White wins)."""
+    import contextlib
+
+    from arbiter.record import GameRecord
+    from arbiter.tournament import PairResult
+
+    class Batches:
+        max_batch = 3
+
+        @contextlib.asynccontextmanager
+        async def session(self, observer):
+            yield
+
+        async def play_pairs(self, pairs):
+            return PairResult(played=[(g, GameRecord("troll", g.white, g.black, "1-0", "connection",
+                                                     "fixed")) for pair in pairs for g in pair])
+
+        def drain(self):
+            pass
+
+    config = TournamentConfig(game="troll", engines=engines("random", "greedy", "mcts"), games=8,
+                              tc="depth=1")
+    out = io.StringIO()
+    leaders: list[str] = []
+
+    class Watch(LineDisplay):
+        def game_finished(self, game, record, standings):
+            first = standings.engines[0]  # the most points (§Standings)
+            leaders.append(f"leader {first.name} {first.points:g}/{first.games}")
+            super().game_finished(game, record, standings)
+
+    with Store(tmp_path / "batches.db") as store:
+        tournament_id, _ = open_tournament(store, config)
+        result = await Tournament(config, store, tournament_id, observer=Watch(out),
+                                  player=Batches()).run()
+    assert (result.status, result.done) == ("finished", 24)
+    game_lines = [line for line in out.getvalue().splitlines() if line.startswith("[")]
+    assert [line.split("]")[0] for line in game_lines] == [f"[{n}/24" for n in range(1, 25)]
+    assert [line.rsplit(" | ", 1)[1] for line in game_lines] == leaders
+
+
+#: specs/tournament.md §JSON numbers: decimals by key
+ELO_KEYS = {"elo", "elo_error", "elo_interval", "nelo", "error", "tri_elo", "tri_elo_error",
+            "tri_elo_interval", "tri_nelo", "penta_elo", "penta_elo_error", "penta_elo_interval",
+            "penta_nelo"}
+FRACTION_KEYS = {"score", "draw_ratio", "los", "tri_los", "penta_los", "first_mover_score", "matrix",
+                 "llr", "lower", "upper"}
+
+
+def assert_json_precision(data: Any) -> int:
+    """Every number under an Elo key has at most 1 decimal, under a
+    fraction's (or the LLR's) at most 4, points are whole or halves;
+    returns how many numbers were checked."""
+    checked = 0
+    for path, value in walk(data):
+        if isinstance(value, bool) or not isinstance(value, float):
+            continue
+        key = re.sub(r"(\[\d+\])+$", "", path).rsplit(".", 1)[-1]
+        if key in ELO_KEYS:
+            assert round(value, 1) == value, path
+        elif key in FRACTION_KEYS:
+            assert round(value, 4) == value, path
+        elif key == "points":
+            assert (2 * value).is_integer(), path
+        else:
+            continue
+        checked += 1
+    return checked
+
+
+def test_standings_json_numbers_have_their_stated_precision():
+    """specs/tournament.md §JSON numbers: Elo to 1 decimal, fractions and
+    the LLR to 4, in every part of the standings' JSON."""
+    data = json.loads(json.dumps(big_round_robin().to_json()))
+    assert assert_json_precision(data) > 60
+    rows = [game("a", "b", r, 0, i // 2) for i, r in enumerate(["1-0", "0-1", "1/2-1/2", "1-0"] * 7)]
+    match = compute_standings(["a", "b"], rows, SPRT(0, 5)).to_json()
+    assert assert_json_precision(match) > 20 and match["sprt"]["llr"] != 0

@@ -170,6 +170,79 @@ def test_foreign_database_is_refused(tmp_path):
         Store(path)
 
 
+def someone_elses(path: Path, *statements: str) -> str:
+    """A SQLite file made by another program (rollback journal, as SQLite's
+    default): ``statements`` run in it; the digest of its bytes."""
+    conn = sqlite3.connect(path)
+    for statement in statements:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_someone_elses_database_is_left_as_it_is(tmp_path):
+    """specs/storage.md §Someone else's database: a SQLite file with tables of
+    its own (none of ours) and no Arbiter schema version is refused by every
+    way in (writing, reading, the token table), its tables named, and not
+    one byte of it changes: no tables added, no switch to WAL."""
+    from arbiter.tokens import TokenError, TokenStore
+
+    path = tmp_path / "theirs.db"
+    digest = someone_elses(path, "create table people (name text)", "create index people_name on people(name)",
+                           "create view names as select name from people", "insert into people values ('ann')")
+    for open_it in (Store, lambda p: Store(p, readonly=True), TokenStore):
+        with pytest.raises((StoreError, TokenError)) as caught:
+            open_it(path)
+        assert str(caught.value).startswith(f"{path}: not an arbiter results database (it holds tables of "
+                                            "its own ('names', 'people', 'people_name') and no Arbiter "
+                                            "schema version)")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+    assert sorted(os.listdir(tmp_path)) == ["theirs.db"]
+    with pytest.raises(StoreError, match=r"left as it is: give another file$"):
+        Store(path)  # a writer says why nothing was added
+
+
+def test_a_refusal_names_a_few_of_the_tables():
+    """Five names at most, then how many more (FOREIGN_NAMES_SHOWN)."""
+    conn = sqlite3.connect(":memory:")
+    for i in range(8):
+        conn.execute(f"create table t{i} (x)")
+    from arbiter.store_schema import foreign_problem
+
+    assert foreign_problem(conn) == ("it holds tables of its own ('t0', 't1', 't2', 't3', 't4' and 3 more) "
+                                     "and no Arbiter schema version")
+
+
+@pytest.mark.parametrize("made", ["no file", "an empty file", "a database without tables", "only tokens"])
+def test_a_new_or_empty_file_becomes_an_arbiter_database(tmp_path, made):
+    """specs/storage.md §Someone else's database: a new file, an empty one (0
+    bytes, or a SQLite database without tables) and one where only `arbiter
+    token add` wrote (its `tokens` table) are Arbiter's to fill."""
+    from arbiter.tokens import TokenStore
+
+    path = tmp_path / "new.db"
+    if made == "an empty file":
+        path.write_bytes(b"")
+    elif made == "a database without tables":
+        someone_elses(path, "pragma user_version = 7")
+    elif made == "only tokens":
+        with TokenStore(path) as tokens:
+            tokens.add("alice")
+    with Store(path) as store:
+        new_tournament(store)
+    with Store(path, readonly=True) as store:
+        assert store.version == 2 and store.latest_tournament() is not None
+
+
+def test_a_tokens_table_of_other_columns_is_someone_elses(tmp_path):
+    path = tmp_path / "theirs.db"
+    digest = someone_elses(path, "create table tokens (id integer, secret text)")
+    with pytest.raises(StoreError, match=r"tables of its own \('tokens'\)"):
+        Store(path)
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == digest
+
+
 def test_garbage_file_is_refused(tmp_path):
     path = tmp_path / "junk.db"
     path.write_bytes(b"this is not sqlite" * 100)

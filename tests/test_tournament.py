@@ -866,7 +866,8 @@ def test_standings_tallied_game_by_game_match_the_games_one_by_one():
         assert (lines, pentas) == afresh(rows[:count]), f"after {count} games"
     scored: list[tuple[str, str, float]] = [(r["white"], r["black"], score[r["result"]])
                                             for r in rows if r["result"] in score]
-    per_game = {r.engine: r.elo for r in joint_ratings(scored, anchor=Anchor(), engines=names)}
+    per_game = {r.engine: r.elo for r in joint_ratings(scored, anchor=Anchor(), engines=names,
+                                                       first_move=True)}  # White first: no game given
     assert table.games == len(rows) - 1
     for line in table.engines:
         mine, theirs = line.elo, per_game[line.name]

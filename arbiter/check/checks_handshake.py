@@ -40,7 +40,7 @@ async def startup_quiet(checker: Checker, ctx: Context) -> None:
                      "it, but the protocol asks for silence until ugi", received.line)
     if probe.fault is not None:
         checker.start_failed = f"the engine ended before ugi: {describe_fault(probe)}"
-        raise ctx.fail(f"{describe_fault(probe)} before ugi was sent")
+        raise ctx.fail(f"{describe_fault(probe)} before ugi was sent{await probe.stderr_clause()}")
     probe.skip_pending()
     if not ctx.problems and not ctx.warnings:
         ctx.notes.append(f"silent for {checker.settings.quiet_wait:g} s")
@@ -63,6 +63,9 @@ async def startup_handshake(checker: Checker, ctx: Context) -> None:
         detail = exc.detail if isinstance(exc, Gone) else str(exc)
         if isinstance(exc, Gone):
             ctx.problem(f"{detail} during the handshake", probe.lines[-1] if probe.lines else None)
+        clause = await probe.stderr_clause()
+        if clause:  # why it failed, often (a traceback)
+            ctx.problem(clause.removeprefix("; "))
         checker.start_failed = f"the handshake failed ({detail})"
         raise Failed(detail) from None
     seen = checker.handshake_lines

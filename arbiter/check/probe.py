@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import trio
 
-from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts
+from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts, stderr_clause
 from arbiter.games import IllegalMoveError, Position
 from arbiter.procs import proc_table
 from protocol.codec import LineSplitter, ProtocolError, parse_engine_line
@@ -173,6 +173,12 @@ class Probe:
         self.pid = engine.pid
         self._started_at = engine.started_at
         nursery.start_soon(self._read_stdout)
+
+    async def stderr_clause(self) -> str:
+        """The end of the engine's stderr as the end of a message (``"; its
+        last lines on stderr: ..."``), or "" if it wrote none: why an engine
+        that failed to start did (specs/check.md §startup.quiet)."""
+        return stderr_clause(await self.engine.last_words())
 
     @property
     def exit_status(self) -> str | None:

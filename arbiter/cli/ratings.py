@@ -1,12 +1,14 @@
 """``arbiter ratings``: one rating list over the games of many tournaments.
 
 The joint maximum-likelihood ratings of :mod:`arbiter.rating.joint` (the
-Bradley-Terry model with a draw as half a win, the model the standings use)
-over every stored game of the chosen game and tournaments, in the way Ordo
-and BayesElo rate engine lists; per engine its games, points, score, draw
-ratio and number of opponents.  Format and rules: ``specs/ratings.md``
-§Rating lists.  Light: it reads the database read-only and imports neither
-trio nor the run machinery.
+Bradley-Terry model with a draw as half a win and a first-move term fitted
+with the ratings, the model the standings use) over every stored game of the
+chosen game and tournaments, in the way Ordo and BayesElo rate engine lists;
+per engine its games, points, score, draw ratio and number of opponents; the
+first-move advantage; with ``--los`` the likelihood of superiority between
+every two engines.  Format and rules: ``specs/ratings.md`` §Rating lists.
+Light: it reads the database read-only and imports neither trio nor the run
+machinery.
 """
 
 from __future__ import annotations
@@ -14,14 +16,24 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import typer
 
+from arbiter.figures import (
+    ELO_DIGITS,
+    FRACTION_DIGITS,
+    fmt_first_move,
+    fmt_percent,
+    fmt_signed,
+    json_number,
+)
 from arbiter.games import GAME_NAMES
 from arbiter.rating import DEFAULT_PRIOR_DRAWS, Anchor, RatingList, joint_ratings
+from arbiter.standings import SELF_PLAY, FirstMove, first_mover, self_play_warning
 from arbiter.store import DEFAULT_DB, Store, StoreError, explain
 
 from .app import app, fail
@@ -30,7 +42,8 @@ from .app import app, fail
 _WHITE_POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 
 #: the model, as the JSON names it
-MODEL = "bradley-terry, a draw counting as half a win (specs/ratings.md §Joint ratings)"
+MODEL = ("bradley-terry, a draw counting as half a win, with a first-move term "
+         "(specs/ratings.md §Joint ratings, §First-move advantage)")
 
 #: why an engine's figures are undefined (JSON ``reason``).  With the prior's
 #: virtual draws no rating or error bar is infinite (specs/ratings.md §Prior):
@@ -95,21 +108,38 @@ def select(store: Store, game: str | None, tournaments: Sequence[int]) -> Select
     return Selection(game, chosen, rows, {t: store.engines(t) for t in chosen})
 
 
-def _tallies(games: Iterable[Mapping[str, Any]]) -> tuple[dict[str, _Tally], list[tuple[str, str, float]]]:
-    tallies: dict[str, _Tally] = {}
-    scored = []
+@dataclass
+class _Games:
+    """The chosen games sorted for the list: each engine's tally, the rated
+    games as (engine moving first, its opponent, score of the first), the
+    first mover's games and points, and the games of an engine against
+    itself per engine (not rated: specs/ratings.md §Rating lists)."""
+
+    tallies: dict[str, _Tally] = field(default_factory=dict)
+    scored: list[tuple[str, str, float]] = field(default_factory=list)
+    first_points: float = 0.0
+    self_play: Counter = field(default_factory=Counter)
+
+
+def _sorted_games(games: Iterable[Mapping[str, Any]], side: str) -> _Games:
+    out = _Games()
     for row in games:
         white, black, points = row["white"], row["black"], _WHITE_POINTS.get(row["result"])
-        if points is None or white == black:
+        if points is None:
             continue  # no stored game has another result; a damaged row is not rated
-        scored.append((white, black, points))
+        if white == black:
+            out.self_play[white] += 1
+            continue
+        first, second, score = (white, black, points) if side == "white" else (black, white, 1.0 - points)
+        out.scored.append((first, second, score))
+        out.first_points += score
         for name, own, other in ((white, points, black), (black, 1.0 - points, white)):
-            tally = tallies.setdefault(name, _Tally())
+            tally = out.tallies.setdefault(name, _Tally())
             tally.games += 1
             tally.points += own
             tally.draws += points == 0.5
             tally.opponents.add(other)
-    return tallies, scored
+    return out
 
 
 def _build_warnings(selection: Selection) -> list[str]:
@@ -131,29 +161,53 @@ def _build_warnings(selection: Selection) -> list[str]:
     return out
 
 
-def rating_table(selection: Selection, anchor: Anchor) -> dict[str, Any]:
-    """The rating list as ``--json`` prints it (specs/ratings.md §Rating lists).
+def rating_table(selection: Selection, anchor: Anchor, *, los: bool = False) -> dict[str, Any]:
+    """The rating list as ``--json`` prints it (specs/ratings.md §Rating
+    lists), with the LOS matrix when ``los``.
 
     ``ValueError`` when the anchor engine has no game in the selection."""
-    tallies, scored = _tallies(selection.games)
+    side = first_mover(selection.game)
+    games = _sorted_games(selection.games, side)
+    tallies = games.tallies
     if anchor.engine is not None and anchor.engine not in tallies:
         known = ", ".join(sorted(tallies)) or "none"
         raise ValueError(f"--anchor: engine {anchor.engine!r} has no game in the chosen games "
                          f"(engines: {known})")
     listed = [e["name"] for entrants in selection.entrants.values() for e in entrants]
-    ratings = joint_ratings(scored, anchor=anchor, engines=dict.fromkeys(listed))
+    ratings = joint_ratings(games.scored, anchor=anchor, engines=dict.fromkeys(listed),
+                            first_move=True)
     warnings = []
     if not ratings.connected:
         warnings.append(_disconnected(ratings, anchor))
     warnings += _build_warnings(selection)
-    return {
-        "game": selection.game, "tournaments": selection.tournaments, "games": len(scored),
+    if games.self_play:
+        warnings.append(self_play_warning(games.self_play))
+    first_move = FirstMove(side, ratings.first_move, len(games.scored), games.first_points)
+    table = {
+        "game": selection.game, "tournaments": selection.tournaments, "games": len(games.scored),
         "model": MODEL, "prior_draws": DEFAULT_PRIOR_DRAWS,
         "anchor": {"engine": anchor.engine, "rating": anchor.rating},
-        "connected": ratings.connected, "groups": ratings.components, "warnings": warnings,
+        "connected": ratings.connected, "groups": ratings.components,
+        "first_move": first_move.to_json(),
+        "anomalies": {SELF_PLAY: sum(games.self_play.values())} if games.self_play else {},
+        "warnings": warnings,
         "engines": [_engine_line(rank, r, tallies.get(r.engine))
                     for rank, r in enumerate(ratings, start=1)],
     }
+    if los:
+        table["los"] = los_matrix(ratings)
+    return table
+
+
+def los_matrix(ratings: RatingList) -> dict[str, Any]:
+    """The likelihood of superiority of each engine (row) over each other
+    (column), in the list's order, from the joint ratings
+    (:meth:`RatingList.los`); ``None`` on the diagonal and between engines
+    no games link.  specs/ratings.md §LOS matrix."""
+    names = [r.engine for r in ratings]
+    return {"engines": names,
+            "matrix": [[json_number(ratings.los(a, b), FRACTION_DIGITS) for b in names]
+                       for a in names]}
 
 
 def _disconnected(ratings: RatingList, anchor: Anchor) -> str:
@@ -169,18 +223,14 @@ def _disconnected(ratings: RatingList, anchor: Anchor) -> str:
             f"of different groups are not comparable ({where})")
 
 
-def _number(value: float | None) -> float | None:
-    """A figure for JSON: a finite number, or None (never a string, NaN or inf)."""
-    return value if value is not None and math.isfinite(value) else None
-
-
 def _engine_line(rank: int, r: Any, tally: _Tally | None) -> dict[str, Any]:
     tally = tally or _Tally()
     return {
-        "rank": rank, "name": r.engine, "elo": _number(r.elo), "error": _number(r.error),
-        "games": tally.games, "points": tally.points,
-        "score": tally.points / tally.games if tally.games else None,
-        "draws": tally.draws, "draw_ratio": tally.draws / tally.games if tally.games else None,
+        "rank": rank, "name": r.engine, "elo": json_number(r.elo, ELO_DIGITS),
+        "error": json_number(r.error, ELO_DIGITS), "games": tally.games, "points": tally.points,
+        "score": json_number(tally.points / tally.games if tally.games else None, FRACTION_DIGITS),
+        "draws": tally.draws,
+        "draw_ratio": json_number(tally.draws / tally.games if tally.games else None, FRACTION_DIGITS),
         "opponents": len(tally.opponents), "group": r.component if r.component >= 0 else None,
         "reason": None if r.elo is not None else NO_GAMES,
     }
@@ -200,32 +250,76 @@ def _tournaments(table: Mapping[str, Any]) -> str:
 
 
 def format_table(table: Mapping[str, Any]) -> str:
-    """The rating list as text: two title lines, then one line per engine
-    (its points are in the JSON), an undefined rating as ``undefined`` and
-    the other undefined figures as ``-``; within 80 columns for names up to
-    20 characters."""
+    """The rating list as text: two title lines (the games, the model and
+    anchor), one line per engine (its points are in the JSON), an undefined
+    rating as ``undefined`` and the other undefined figures as ``-``, then
+    the first-move advantage (wrapped at spaces); within 80 columns for
+    names up to 20 characters."""
     anchor = table["anchor"]
     where = (f"{anchor['engine']} at {anchor['rating']:g}" if anchor["engine"]
              else f"their mean at {anchor['rating']:g}")
     lines = [f"{table['game'] or 'no game'}: {table['games']} games of {_tournaments(table)}",
              f"Bradley-Terry ratings with 95% error bars, {where}"]
     grouped = not table["connected"]
-    width = max([len("engine")] + [len(e["name"]) for e in table["engines"]])
+    width = _name_width(table)
     head = (f"{'#':>3} {'engine':<{width}}  {'Elo':>9}  {'+/-':>6}  {'games':>5}  "
             f"{'score':>6}  {'draws':>6}  {'opp':>3}")
     lines.append(head + ("  group" if grouped else ""))
     for e in table["engines"]:
         if e["reason"] is None:
-            elo, error = f"{round(e['elo'], 1) + 0.0:+9.1f}", f"{e['error']:6.1f}"  # no -0.0
+            elo, error = f"{fmt_signed(e['elo']):>9}", f"{e['error']:6.1f}"
         else:
             elo, error = f"{'undefined':>9}", f"{'-':>6}"
-        score = f"{100 * e['score']:5.1f}%" if e["score"] is not None else f"{'-':>6}"
-        draws = f"{100 * e['draw_ratio']:5.1f}%" if e["draw_ratio"] is not None else f"{'-':>6}"
         line = (f"{e['rank']:>3} {e['name']:<{width}}  {elo}  {error}  {e['games']:>5}  "
-                f"{score}  {draws}  {e['opponents']:>3}")
+                f"{fmt_percent(e['score']):>6}  {fmt_percent(e['draw_ratio']):>6}  {e['opponents']:>3}")
         if grouped:
             line += f"  {'-' if e['group'] is None else e['group'] + 1:>5}"
         lines.append(line)
+    first = table.get("first_move")
+    if first is not None:
+        lines += _wrapped(fmt_first_move(first["side"], first["elo"], first["elo_error"],
+                                         first["score"], first["games"]))
+    return "\n".join(lines)
+
+
+#: the title of the LOS matrix in text
+LOS_TITLE = "LOS: likelihood that the row's engine is stronger than the column's"
+
+#: the text's width (specs/ratings.md §Rating lists), and of one LOS cell ("100.0%" and a space)
+TEXT_WIDTH = 80
+_LOS_CELL = 7
+
+
+def _name_width(table: Mapping[str, Any]) -> int:
+    return max([len("engine")] + [len(e["name"]) for e in table["engines"]])
+
+
+def _wrapped(text: str) -> list[str]:
+    """``text`` cut at spaces into lines of at most :data:`TEXT_WIDTH`."""
+    lines = [""]
+    for word in text.split(" "):
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > TEXT_WIDTH:
+            lines.append("  ")
+        lines[-1] += ("" if lines[-1].strip() == "" else " ") + word
+    return lines
+
+
+def format_los(table: Mapping[str, Any]) -> str:
+    """The LOS matrix as text: the row engine's likelihood of being stronger
+    than the column engine (columns by rank), as many columns as 80 columns
+    hold for names up to 20 characters, the rest in further blocks below;
+    ``-`` on the diagonal and between engines no games link."""
+    matrix = table["los"]
+    names = matrix["engines"]
+    width = _name_width(table)
+    per_block = max(1, (TEXT_WIDTH - 4 - width) // _LOS_CELL)
+    lines = [LOS_TITLE]
+    for start in range(0, len(names), per_block):
+        columns = range(start, min(start + per_block, len(names)))
+        lines.append(f"{'#':>3} {'engine':<{width}}" + "".join(f"{c + 1:>{_LOS_CELL}}" for c in columns))
+        for r, name in enumerate(names):
+            lines.append(f"{r + 1:>3} {name:<{width}}"
+                         + "".join(f"{fmt_percent(matrix['matrix'][r][c]):>{_LOS_CELL}}" for c in columns))
     return "\n".join(lines)
 
 
@@ -238,6 +332,8 @@ def ratings(
                                       "rating (default: the mean at 0)"),
     tournament: list[int] = typer.Option([], "--tournament", "-t", help="only this tournament "
                                           "ID (repeat for several; default: all)"),
+    los: bool = typer.Option(False, "--los", help="also the likelihood of superiority between "
+                             "every two engines"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable"),
 ) -> None:
     """One rating list over every game of the chosen tournaments (joint Bradley-Terry ratings)."""
@@ -249,7 +345,7 @@ def ratings(
         fail(str(exc))
     try:
         with Store(db, readonly=True) as store:
-            table = rating_table(select(store, game, tournament), chosen_anchor)
+            table = rating_table(select(store, game, tournament), chosen_anchor, los=los)
     except (StoreError, ValueError) as exc:
         fail(str(exc))
     except sqlite3.Error as exc:
@@ -263,3 +359,6 @@ def ratings(
         typer.echo(f"{db}: no games to rate")
         return
     typer.echo(format_table(table))
+    if los:
+        typer.echo("")
+        typer.echo(format_los(table))

@@ -561,6 +561,8 @@ def standings(
         tournament = _with_total({**tournament, "running_now": store.run_active(tournament["id"])},
                                  table.games)
         shown = {**tournament, "status": _status_shown(tournament["status"], tournament["running_now"])}
+        for warning in table.warnings:  # specs/tournament.md §Anomalies
+            print(f"arbiter: warning: {warning}", file=sys.stderr)
         _show_standings(store, tournament if as_json else shown, table, as_json)
 
 

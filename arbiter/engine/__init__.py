@@ -34,6 +34,7 @@ from arbiter.engine.errors import (
     EngineFaultError,
     EngineStartError,
     FaultKind,
+    stderr_clause,
 )
 from arbiter.engine.info import Reply, format_score, merge_info
 from arbiter.engine.process import QUIT_LINE, EngineProcess, IOLog, log_dir_problem
@@ -42,7 +43,7 @@ from arbiter.engine.transport import PipeTransport
 __all__ = [
     "EngineConfig", "EngineTimeouts", "EngineFault", "FaultKind", "EngineError", "EngineStartError",
     "EngineFaultError", "Reply", "Engine", "EngineProcess", "PipeTransport", "IOLog", "open_engine",
-    "log_dir_problem", "sole_exception", "format_score", "merge_info",
+    "log_dir_problem", "sole_exception", "format_score", "merge_info", "stderr_clause",
 ]
 
 
@@ -59,10 +60,16 @@ async def open_engine(
     Raises :class:`EngineStartError` (the process is already gone by then) if
     the engine cannot be started, fails ``ugi``/``ugiok`` within the timeout,
     or refuses an option.  Leaving the block, by any path, runs the shutdown
-    of :meth:`EngineProcess.aclose`: nothing of the engine survives it."""
+    of :meth:`EngineProcess.aclose`: nothing of the engine survives it.
+
+    A start error of this engine's conversation (its handshake here, its
+    ``readyok`` in the block) quotes the last lines of its stderr
+    (:meth:`EngineStartError.add_stderr`), read to the end after the
+    shutdown, and is noted in its I/O log."""
     timeouts = timeouts or EngineTimeouts()
     process = EngineProcess(config, timeouts, log_dir)
     engine: Engine | None = None
+    failed: EngineStartError | None = None
     try:
         async with trio.open_nursery() as nursery:
             try:
@@ -72,10 +79,17 @@ async def open_engine(
                 process.on_exit = engine.transport_lost
                 await engine.handshake()
                 yield engine
+            except EngineStartError as exc:
+                if engine is not None and exc is engine.start_error:  # not another engine's
+                    failed = exc
+                    engine.transport.note(f"cannot start: {exc.reason}")
+                raise
             finally:
                 farewell = engine.goodbye() if engine is not None else QUIT_LINE
                 await process.aclose(farewell=farewell)
                 nursery.cancel_scope.cancel()
+                if failed is not None:
+                    failed.add_stderr(process.stderr_tail())
     except BaseExceptionGroup as group:
         raise sole_exception(group) from None
 

@@ -11,7 +11,10 @@ ways with the sans-IO :class:`~protocol.session.EngineSession`.
   waits (no reader task, no hand-off: one wake-up per reply).  What an engine
   wrote while nobody waited is taken in, without waiting, before its next
   command, so a second ``bestmove`` is never taken for the answer to the next
-  ``go``.
+  ``go``: at most what a pipe can hold (:data:`CATCH_UP_READS`), so an engine
+  that writes as fast as it is read cannot keep a command from going out,
+  nor a deadline or a signal from acting (each read after the first is a
+  checkpoint).
 * ``info`` lines do not go through the session (they are allowed at any time
   and change no state): during a search they are kept, bounded, by a
   :class:`~arbiter.engine.info.SearchInfo` and parsed only when the match
@@ -56,13 +59,26 @@ from protocol.messages import (
 from protocol.search import SearchLimits
 from protocol.session import EngineSession, SessionState
 
-__all__ = ["Engine", "MAX_QUEUED_MESSAGES"]
+__all__ = ["Engine", "MAX_QUEUED_MESSAGES", "CATCH_UP_READS"]
 
 #: How many non-``info`` messages may be read and not yet taken before the
 #: engine is said to flood.  ``info`` lines never queue (:class:`SearchInfo`
 #: keeps a bounded few); the rest are answers to what the arbiter asked,
 #: plus a handshake's options.
 MAX_QUEUED_MESSAGES = limits.MAX_OPTIONS + 64
+
+#: The most characters of an engine's line quoted in a start error (what it
+#: wrote instead of ``ugiok`` or ``readyok``): enough to recognise it.
+LAST_LINE_SHOWN = 80
+
+#: The most reads (chunks) taken without waiting before the arbiter's next
+#: command (:meth:`Engine._catch_up`).  What an engine wrote while nobody read
+#: it is at most what its pipe holds: 1 MiB at most for an unprivileged
+#: process (Linux's ``pipe-max-size``), 16 reads of the pipe transport's
+#: 64 KiB chunk.  An engine that still has more is writing as fast as it is
+#: read (``yes``): the rest is left to the next wait for an answer, which
+#: reads under that wait's deadline.
+CATCH_UP_READS = 16
 
 
 class Engine:
@@ -94,6 +110,11 @@ class Engine:
         #: that ends it (none are kept while no search is on)
         self._info = SearchInfo()
         self._ready_asked = 0.0  # when start_new_game() wrote its isready
+        self._lines_at_ready = 0  # _lines_read then
+        self._lines_read = 0  # lines read on its stdout so far (for messages)
+        self._last_line = ""  # the last of them
+        #: the last :class:`EngineStartError` this conversation raised
+        self.start_error: EngineStartError | None = None
         #: when stop() was written in the current search (None: not yet):
         #: finish_search() then waits out that stop's timeout, not a second one
         self._stopped_at: float | None = None
@@ -137,10 +158,31 @@ class Engine:
                 while type(await self._receive()) is not UgiOk:
                     pass
             except EngineFaultError as exc:
-                raise EngineStartError(self.name, f"{exc.reason} during the handshake") from None
+                raise self._start_error(f"{exc.reason} during the handshake") from None
         if scope.cancelled_caught:
-            raise EngineStartError(self.name, f"no ugiok within {self.timeouts.handshake:g} s of ugi")
+            raise self._start_error(f"no ugiok within {self.timeouts.handshake:g} s of ugi "
+                                    f"({self._what_it_wrote(0)})")
         await self.configure(self.config.options)
+
+    def _what_it_wrote(self, since: int) -> str:
+        """What the engine wrote on stdout after its ``since``-th line, for a
+        message about an answer that never came: how many lines and the
+        last one (escaped, clipped).  An engine that speaks another protocol
+        (``uciok``) or floods (``y``) is recognised by it."""
+        count = self._lines_read - since
+        if not count:
+            return "it wrote nothing" if not since else "it wrote nothing since"
+        last = self._last_line
+        if len(last) > LAST_LINE_SHOWN:
+            last = last[:LAST_LINE_SHOWN] + "..."
+        return f"it wrote {count} line(s), the last {last!r}"
+
+    def _start_error(self, reason: str) -> EngineStartError:
+        """The :class:`EngineStartError` of this engine for ``reason``,
+        remembered as :attr:`start_error` (whoever runs the process adds
+        what it knows: :func:`arbiter.engine.open_engine` its stderr)."""
+        self.start_error = EngineStartError(self.name, reason)
+        return self.start_error
 
     async def configure(self, options: dict[str, str | None]) -> None:
         """Send ``setoption`` for each option, all validated against the
@@ -151,11 +193,11 @@ class Engine:
             decl = self.session.option(name)
             if decl is None:
                 declared = ", ".join(self.options) or "none"
-                raise EngineStartError(self.name, f"has no option {name!r} (it declares: {declared})")
+                raise self._start_error(f"has no option {name!r} (it declares: {declared})")
             try:
                 value = decl.validate_value(None if value is None else str(value))
             except ProtocolError as exc:
-                raise EngineStartError(self.name, f"bad value for {exc}") from None
+                raise self._start_error(f"bad value for {exc}") from None
             messages.append(SetOption(decl.name, value))
         if messages:
             await self._send_or_start_error(messages)
@@ -178,17 +220,18 @@ class Engine:
         decl = self.session.game_option
         if plays is False:
             assert decl is not None
-            raise EngineStartError(
-                self.name, f"does not play {game} (its {GAME_OPTION} option lists: {', '.join(decl.vars)})")
+            raise self._start_error(
+                f"does not play {game} (its {GAME_OPTION} option lists: {', '.join(decl.vars)})")
         if plays:
             assert decl is not None
             messages.append(SetOption(decl.name, decl.validate_value(game)))
         messages += [UgiNewGame(), IsReady()]
         self._ready_asked = trio.current_time()
+        self._lines_at_ready = self._lines_read
         with trio.move_on_after(self.timeouts.ready):
             await self._send_or_start_error(messages)
             return
-        raise EngineStartError(self.name, f"could not write to it within {self.timeouts.ready:g} s")
+        raise self._start_error(f"could not write to it within {self.timeouts.ready:g} s")
 
     async def wait_ready(self) -> None:
         """The waiting half of :meth:`new_game`: ``readyok`` within the ready
@@ -197,7 +240,8 @@ class Engine:
         with trio.CancelScope(deadline=self._ready_asked + self.timeouts.ready):
             await self._expect_readyok()
             return
-        raise EngineStartError(self.name, f"no readyok within {self.timeouts.ready:g} s of isready")
+        raise self._start_error(f"no readyok within {self.timeouts.ready:g} s of isready "
+                                f"({self._what_it_wrote(self._lines_at_ready)})")
 
     async def ping(self) -> None:
         """``isready`` -> ``readyok`` within the ready timeout, else
@@ -208,9 +252,11 @@ class Engine:
         (``specs/match.md`` §Terminations).  It never pings during a game."""
         with trio.move_on_after(self.timeouts.ready):
             await self._send_or_start_error([IsReady()])
+            self._lines_at_ready = self._lines_read
             await self._expect_readyok()
             return
-        raise EngineStartError(self.name, f"no readyok within {self.timeouts.ready:g} s of isready")
+        raise self._start_error(f"no readyok within {self.timeouts.ready:g} s of isready "
+                                f"({self._what_it_wrote(self._lines_at_ready)})")
 
     async def _expect_readyok(self) -> None:
         """Wait for ``readyok``, skipping other messages (the caller sets the
@@ -219,13 +265,13 @@ class Engine:
             while type(await self._receive()) is not ReadyOk:
                 pass
         except EngineFaultError as exc:
-            raise EngineStartError(self.name, f"{exc.reason} (waiting for readyok)") from None
+            raise self._start_error(f"{exc.reason} (waiting for readyok)") from None
 
     async def _send_or_start_error(self, messages: list[ArbiterMessage]) -> None:
         try:
             await self.send(*messages)
         except EngineFaultError as exc:
-            raise EngineStartError(self.name, exc.reason) from None
+            raise self._start_error(exc.reason) from None
 
     # -- searching ---------------------------------------------------------------------
 
@@ -338,12 +384,22 @@ class Engine:
     async def _catch_up(self, received: Received | None = None) -> None:
         """Take in whatever the engine wrote while nobody waited on it,
         without waiting (a stray ``bestmove`` faults now, not later);
-        ``received``: what the caller took from the transport already."""
+        ``received``: what the caller took from the transport already.
+
+        At most :data:`CATCH_UP_READS` reads, with a checkpoint between two
+        (the caller's deadline and the command line's signals act there): an
+        engine that writes as fast as it is read cannot hold the arbiter here."""
+        reads = 0
         while self.fault is None:
             if received is None:
+                if reads:  # more than one chunk: the engine may be flooding
+                    if reads >= CATCH_UP_READS:
+                        return
+                    await trio.lowlevel.checkpoint()
                 received = self.transport.receive_nowait()
                 if received is None:
                     return
+            reads += 1
             lines, now, end = received
             received = None
             self._take_lines(lines, now)
@@ -362,6 +418,9 @@ class Engine:
             self._set_fault(FaultKind.CRASH, await self.transport.end_detail(), searching=self.searching)
 
     def _take_lines(self, lines: list[str], now: float) -> None:
+        if lines:
+            self._lines_read += len(lines)
+            self._last_line = lines[-1]
         for line in lines:
             if self.fault is not None:
                 return  # a faulted engine's output is dropped

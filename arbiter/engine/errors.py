@@ -12,7 +12,16 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-__all__ = ["EngineError", "EngineStartError", "FaultKind", "EngineFault", "EngineFaultError"]
+__all__ = ["EngineError", "EngineStartError", "FaultKind", "EngineFault", "EngineFaultError",
+           "stderr_clause"]
+
+
+def stderr_clause(lines: list[str]) -> str:
+    """``"; its last lines on stderr: 'a' | 'b'"`` (each line escaped) to end
+    a message about an engine that failed, or "" when it wrote none."""
+    if not lines:
+        return ""
+    return "; its last lines on stderr: " + " | ".join(repr(line) for line in lines)
 
 
 class EngineError(Exception):
@@ -26,7 +35,22 @@ class EngineError(Exception):
 
 class EngineStartError(EngineError):
     """The engine could not be started, failed its handshake, refused an option,
-    or did not answer ``isready``: no game can be played with it."""
+    or did not answer ``isready``: no game can be played with it.
+
+    :attr:`stderr` holds the last lines the engine wrote on stderr, when
+    whoever ran its process added them (:meth:`add_stderr`): they often say
+    why (a Python engine's ``No module named ...``)."""
+
+    stderr: tuple[str, ...] = ()
+
+    def add_stderr(self, lines: list[str]) -> None:
+        """Quote ``lines`` (the end of the engine's stderr) in the message,
+        each escaped, once; nothing when there are none."""
+        if self.stderr or not lines:
+            return
+        self.stderr = tuple(lines)
+        self.reason += stderr_clause(lines)
+        self.args = (f"engine {self.engine!r}: {self.reason}",)
 
 
 class FaultKind(enum.StrEnum):

@@ -38,6 +38,7 @@ import shlex
 import signal
 import subprocess
 import sys
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TextIO
 
@@ -63,6 +64,20 @@ LOG_LINE_CHARS = 4096
 GROUP_GONE_WAIT = 1.0
 #: How long closing the engine's stdin may take in the shutdown, in seconds.
 STDIN_CLOSE_WAIT = 0.1
+#: How long :meth:`EngineProcess.aclose` waits, once the group is killed, for
+#: the stderr drain to read what is left in the pipe, in seconds.  Every
+#: writer is gone by then, so the end comes at once; the wait only runs out
+#: when a process the arbiter cannot find (one that left the group and lost
+#: the engine's mark) still holds the pipe.
+STDERR_END_WAIT = 0.2
+#: How many of the last lines an engine wrote on stderr are kept, to be
+#: quoted when it fails to start (:meth:`EngineProcess.stderr_tail`): a
+#: Python traceback ends with the failing frame, its line of code and the
+#: exception, and an interpreter's own complaint (``No module named ...``)
+#: is one line; five show those and keep the error message readable.
+STDERR_TAIL_LINES = 5
+#: The most characters of each of those lines quoted: a long line is cut.
+STDERR_TAIL_CHARS = 300
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -227,6 +242,8 @@ class EngineProcess:
         self._pidfd: int | None = None
         self._exit_status: str | None = None
         self._mark = ""  # its ENGINE_MARK value, set by spawn
+        self._stderr_tail: deque[bytes] = deque(maxlen=STDERR_TAIL_LINES)  # non-blank lines
+        self._stderr_done = trio.Event()  # the drain has read stderr to its end (or stopped)
 
     @property
     def process(self) -> trio.Process | None:
@@ -287,27 +304,66 @@ class EngineProcess:
     # -- watching ----------------------------------------------------------------------
 
     async def _drain_stderr(self) -> None:
+        """Read stderr to its end: every line into the I/O log (if kept), the
+        last few non-blank ones into the tail (:meth:`stderr_tail`)."""
         stream = self._started().stderr
         assert stream is not None
-        log = self.io_log
-        pending = b""
-        while True:
-            try:
-                data = await stream.receive_some(_STDERR_CHUNK)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                break
-            if not data:
-                break
-            if log is not None:
+        try:
+            pending = b""
+            while True:
+                try:
+                    data = await stream.receive_some(_STDERR_CHUNK)
+                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                    break
+                if not data:
+                    break
                 pending += data
                 *complete, pending = pending.split(b"\n")
-                for raw in complete:
-                    log.write("!", raw.decode("utf-8", "replace"))
-                if len(pending) > LOG_LINE_CHARS:
-                    log.write("!", pending.decode("utf-8", "replace"))
+                if len(pending) > LOG_LINE_CHARS:  # a line without end: taken as it is
+                    complete.append(pending)
                     pending = b""
-        if pending and log is not None:
-            log.write("!", pending.decode("utf-8", "replace"))
+                self._take_stderr(complete)
+            if pending:
+                self._take_stderr([pending])
+        finally:
+            self._stderr_done.set()
+
+    def _take_stderr(self, lines: list[bytes]) -> None:
+        if self.io_log is not None:
+            for raw in lines:
+                self.io_log.write("!", raw.decode("utf-8", "replace"))
+        last: list[bytes] = []
+        for raw in reversed(lines):  # (of a flood, only its end)
+            if raw.strip():
+                last.append(raw)
+                if len(last) == STDERR_TAIL_LINES:
+                    break
+        self._stderr_tail.extend(reversed(last))
+
+    async def _stderr_end(self) -> None:
+        """Wait (:data:`STDERR_END_WAIT` at most) until the drain has read
+        stderr to its end."""
+        with trio.move_on_after(STDERR_END_WAIT):
+            await self._stderr_done.wait()
+
+    async def last_words(self) -> list[str]:
+        """:meth:`stderr_tail`, complete when the process has exited (the
+        drain's end waited for, :data:`STDERR_END_WAIT` at most)."""
+        if self._process is not None and self.exit_status() is not None:
+            await self._stderr_end()
+        return self.stderr_tail()
+
+    def stderr_tail(self) -> list[str]:
+        """The last non-blank lines the engine wrote on stderr so far, oldest
+        first: at most :data:`STDERR_TAIL_LINES`, each cut at
+        :data:`STDERR_TAIL_CHARS` characters (raw text: escape it to show it)."""
+        tail = []
+        for raw in self._stderr_tail:
+            text = raw.decode("utf-8", "replace").rstrip("\r")
+            if len(text) > STDERR_TAIL_CHARS:
+                text = text[:STDERR_TAIL_CHARS] + "..."
+            tail.append(text)
+        return tail
 
     async def _watch_exit(self) -> None:
         """Wait for the exit (the pidfd readable; nothing is reaped here), then
@@ -380,6 +436,7 @@ class EngineProcess:
                 await self._ask_to_quit(farewell, timeouts)
                 await self._terminate(timeouts)
             await self._kill_group()
+            await self._stderr_end()  # its last words, for the log and stderr_tail()
             self.closed = True
             for stream in (self._process.stdin, self._process.stdout, self._process.stderr):
                 if stream is not None:

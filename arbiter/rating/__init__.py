@@ -7,11 +7,14 @@ Three layers, each usable alone, one module each:
 
 * :class:`PairStats` (:mod:`.pairs`) -- one pair of engines: score, draw
   ratio, Elo difference with a 95% interval from the trinomial model, the same
-  from game pairs (pentanomial), normalized Elo, LOS.
+  from game pairs (pentanomial), normalized Elo, LOS; and which of the two a
+  pair is shown with, everywhere (:meth:`PairStats.shown`).
 * :func:`joint_ratings` (:mod:`.joint`) -- maximum-likelihood ratings of any
   number of engines from all their games (logistic Bradley-Terry, a draw
-  counting as half a win, a small virtual-draw prior), with 95% error bars,
-  anchored on an engine or on the mean.  Its linear algebra is :mod:`.linalg`.
+  counting as half a win, a small virtual-draw prior, on request a first-move
+  term fitted with them), with 95% error bars and the likelihood of
+  superiority between any two, anchored on an engine or on the mean.  Its
+  solver is :mod:`.fit`, whose linear algebra is :mod:`.linalg`.
 * :class:`SPRT` (:mod:`.sprt`) -- the generalized sequential probability
   ratio test on normalized (default), logistic or BayesElo, from pentanomial
   counts (or W/D/L when no pairs exist), with the games it is still expected
@@ -29,13 +32,14 @@ from __future__ import annotations
 from arbiter.rating.elo import NELO_PER_T, Z95, elo_from_score, normal_cdf, score_from_elo
 from arbiter.rating.joint import (
     DEFAULT_PRIOR_DRAWS,
+    Advantage,
     Anchor,
     Rating,
     RatingList,
     joint_ratings,
     joint_ratings_from_pairs,
 )
-from arbiter.rating.pairs import PairStats, pentanomial
+from arbiter.rating.pairs import SHOWN_FIGURES, PairStats, pentanomial
 from arbiter.rating.sprt import (
     MODELS,
     SPRT,
@@ -56,6 +60,8 @@ __all__ = [
     "normal_cdf",
     "pentanomial",
     "PairStats",
+    "SHOWN_FIGURES",
+    "Advantage",
     "Anchor",
     "Rating",
     "RatingList",

@@ -1,10 +1,12 @@
 """Joint maximum-likelihood ratings of any number of engines from all their games.
 
 The logistic Bradley-Terry model, a draw counting as half a win, with a small
-virtual-draw prior on every pair that met; 95% error bars from the inverse
-Fisher information; the scale anchored on an engine or on the mean.  Each
-group of engines connected by games is fitted on its own by Newton's method.
-Formulas: ``specs/ratings.md`` §Joint ratings, §Prior, §Anchoring.
+virtual-draw prior on every pair that met, and on request a first-move term
+fitted with the ratings (BayesElo's "advantage", Ordo's white advantage);
+95% error bars from the inverse Fisher information; the scale anchored on an
+engine or on the mean.  The solver is :mod:`.fit`.  Formulas:
+``specs/ratings.md`` §Joint ratings, §First-move advantage, §Prior,
+§Anchoring, §LOS matrix.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from arbiter.rating.elo import ELO_PER_THETA, Z95, log_logistic, logistic
-from arbiter.rating.linalg import invert_spd, solve_spd
+from arbiter.rating.elo import ELO_PER_THETA, Z95, normal_cdf, score_from_elo
+from arbiter.rating.fit import Edge, fit, regauge
 from arbiter.rating.pairs import PairStats
 
 __all__ = [
     "DEFAULT_PRIOR_DRAWS",
+    "Advantage",
     "Anchor",
     "Rating",
     "RatingList",
@@ -28,21 +31,6 @@ __all__ = [
 
 #: Virtual draws added to every pair of engines that met (§Prior).
 DEFAULT_PRIOR_DRAWS = 1.0
-
-#: Newton iterations at most: a guard for an input on which the fit does not
-#: settle, which then returns its last point.
-_MAX_NEWTON_STEPS = 200
-
-#: The fit stops once no rating moves by more than this in one Newton step
-#: (natural units): far below anything an Elo figure shows.
-_STEP_TOLERANCE = 1e-12
-
-#: A line-search trial is accepted when the log-likelihood falls by at most
-#: this fraction of its size: rounding, not a worse point.
-_LIKELIHOOD_SLACK = 1e-12
-
-#: The line search stops halving the Newton step below this fraction of it.
-_MIN_STEP_FRACTION = 1e-10
 
 
 @dataclass(frozen=True)
@@ -81,8 +69,30 @@ class Rating:
 
 
 @dataclass(frozen=True)
+class Advantage:
+    """The first mover's advantage fitted with the ratings: ``elo`` on the
+    ratings' own scale (two equal engines score ``score_from_elo(elo)`` with
+    the first move) and ``error``, the 95% half-width.  §First-move advantage."""
+
+    elo: float
+    error: float
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The 95% interval, ``elo -/+ error``."""
+        return self.elo - self.error, self.elo + self.error
+
+    @property
+    def score(self) -> float:
+        """The first mover's expected score between two equal engines."""
+        return score_from_elo(self.elo)
+
+
+@dataclass(frozen=True)
 class RatingList:
-    """Result of :func:`joint_ratings`: ratings best first, plus covariances."""
+    """Result of :func:`joint_ratings`: ratings best first, plus covariances,
+    and the first-move advantage when it was fitted (``None`` otherwise, or
+    without games)."""
 
     ratings: tuple[Rating, ...]
     anchor: Anchor
@@ -90,6 +100,7 @@ class RatingList:
     components: int
     _index: Mapping[str, int] = field(repr=False, compare=False)
     _covariance: tuple[tuple[float, ...], ...] = field(repr=False, compare=False)
+    first_move: Advantage | None = None
 
     @property
     def connected(self) -> bool:
@@ -108,19 +119,38 @@ class RatingList:
     def __len__(self) -> int:
         return len(self.ratings)
 
-    def difference(self, a: str, b: str) -> tuple[float, float]:
-        """Elo of ``a`` minus ``b`` and the 95% half-width of that difference.
-
-        Raises ``ValueError`` when the two are not in one component (no games
-        link them, so their difference is not measured).
-        """
+    def _spread(self, a: str, b: str) -> tuple[float, float]:
+        """Elo of ``a`` minus ``b`` and the standard deviation of that difference (Elo)."""
         ra, rb = self[a], self[b]
         if ra.elo is None or rb.elo is None or ra.component != rb.component:
             raise ValueError(f"no games link {a!r} and {b!r}: their difference is unknown")
         i, j = self._index[a], self._index[b]
         c = self._covariance
         var = max(0.0, c[i][i] + c[j][j] - 2.0 * c[i][j])
-        return ra.elo - rb.elo, Z95 * ELO_PER_THETA * math.sqrt(var)
+        return ra.elo - rb.elo, ELO_PER_THETA * math.sqrt(var)
+
+    def difference(self, a: str, b: str) -> tuple[float, float]:
+        """Elo of ``a`` minus ``b`` and the 95% half-width of that difference.
+
+        Raises ``ValueError`` when the two are not in one component (no games
+        link them, so their difference is not measured).
+        """
+        diff, sd = self._spread(a, b)
+        return diff, Z95 * sd
+
+    def los(self, a: str, b: str) -> float | None:
+        """The likelihood that ``a`` is stronger than ``b``: Phi(difference / its
+        standard deviation), from the ratings' covariance.  ``None`` when no
+        games link them (or ``a`` is ``b``).  §LOS matrix."""
+        if a == b:
+            return None
+        try:
+            diff, sd = self._spread(a, b)
+        except ValueError:
+            return None
+        if sd > 0.0:
+            return normal_cdf(diff / sd)
+        return 0.5 if diff == 0.0 else float(diff > 0.0)
 
 
 def joint_ratings(
@@ -129,6 +159,7 @@ def joint_ratings(
     anchor: Anchor = Anchor(),
     prior_draws: float = DEFAULT_PRIOR_DRAWS,
     engines: Iterable[str] = (),
+    first_move: bool = False,
 ) -> RatingList:
     """Maximum-likelihood ratings of every engine from all games.  §Joint ratings.
 
@@ -138,8 +169,12 @@ def joint_ratings(
     every pair of engines that met (§Prior), which keeps 100% and 0% scores
     finite; with ``prior_draws=0`` the plain MLE is returned, or a
     ``ValueError`` names the group of engines whose ratings are unbounded.
+    With ``first_move``, ``engine_a`` had the first move in each game and the
+    model has a first-move term, fitted with the ratings
+    (:attr:`RatingList.first_move`; §First-move advantage); it needs
+    ``prior_draws > 0``.
     """
-    table = _ScoreTable()
+    table = _ScoreTable(directed=first_move)
     for name in engines:
         table.add_engine(name)
     for index, item in enumerate(games):
@@ -161,9 +196,12 @@ def joint_ratings_from_pairs(
     anchor: Anchor = Anchor(),
     prior_draws: float = DEFAULT_PRIOR_DRAWS,
     engines: Iterable[str] = (),
+    first_move: bool = False,
 ) -> RatingList:
-    """:func:`joint_ratings` from per-pair W/D/L, ``{(a, b): PairStats}`` (a's view)."""
-    table = _ScoreTable()
+    """:func:`joint_ratings` from per-pair W/D/L, ``{(a, b): PairStats}`` (a's
+    view); with ``first_move``, ``a`` had the first move in those games (a pair
+    of engines then has up to two entries, one per engine moving first)."""
+    table = _ScoreTable(directed=first_move)
     for name in engines:
         table.add_engine(name)
     for (a, b), stats in pairs.items():
@@ -176,12 +214,14 @@ def joint_ratings_from_pairs(
 
 
 class _ScoreTable:
-    """Games and points between each unordered pair of engines."""
+    """Games and points between each pair of engines: per unordered pair, or
+    (``directed``) per engine moving first and its opponent."""
 
-    def __init__(self) -> None:
+    def __init__(self, directed: bool = False) -> None:
+        self.directed = directed
         self.names: list[str] = []
         self.index: dict[str, int] = {}
-        # (i, j) with i < j -> [games, points of i]
+        # (i, j) -> [games, points of i]; i < j unless directed (then i moved first)
         self.pairs: dict[tuple[int, int], list[float]] = {}
 
     def add_engine(self, name: str) -> int:
@@ -198,7 +238,7 @@ class _ScoreTable:
         if not (0.0 <= points <= n) or math.isnan(points):
             raise ValueError(f"{where}: score {points!r} outside [0, {n}]")
         i, j = self.add_engine(a), self.add_engine(b)
-        if i > j:
+        if i > j and not self.directed:
             i, j, points = j, i, n - points
         entry = self.pairs.setdefault((i, j), [0.0, 0.0])
         entry[0] += n
@@ -258,29 +298,43 @@ class _Totals:
     """What the fit and the rating list need from a :class:`_ScoreTable`.
 
     ``games`` and ``points`` are each engine's real figures (no prior);
-    ``n_pair`` holds, for each pair ``(i, j)`` with ``i < j``, the games plus
-    the prior draws, and ``s_dir`` the points of ``i`` against ``j`` (both
-    directions) plus half the prior draws.  §Prior.
+    ``edges`` the games as the fit sees them, the prior's virtual draws
+    included; ``s_dir`` the points of ``i`` against ``j`` (both directions,
+    with the prior) for the check of §Prior.
     """
 
     games: list[int]
     points: list[float]
-    n_pair: dict[tuple[int, int], float]
+    edges: list[Edge]
     s_dir: dict[tuple[int, int], float]
 
 
 def _totals(table: _ScoreTable, prior_draws: float) -> _Totals:
-    """Games and (prior-augmented) points in both directions."""
+    """Games and (prior-augmented) points.  §Prior: ``prior_draws`` virtual
+    draws per pair that met; with the first-move term half of them with each
+    engine moving first, so that the prior favours no side."""
     size = len(table.names)
-    totals = _Totals([0] * size, [0.0] * size, {}, {})
+    totals = _Totals([0] * size, [0.0] * size, [], {})
+    met: set[tuple[int, int]] = set()
     for (i, j), (n, p) in table.pairs.items():
         totals.games[i] += int(n)
         totals.games[j] += int(n)
         totals.points[i] += p
         totals.points[j] += n - p
-        totals.n_pair[(i, j)] = n + prior_draws
-        totals.s_dir[(i, j)] = p + prior_draws / 2.0
-        totals.s_dir[(j, i)] = n - p + prior_draws / 2.0
+        met.add((min(i, j), max(i, j)))
+        totals.s_dir[(i, j)] = totals.s_dir.get((i, j), 0.0) + p
+        totals.s_dir[(j, i)] = totals.s_dir.get((j, i), 0.0) + n - p
+    for i, j in met:
+        totals.s_dir[(i, j)] += prior_draws / 2.0
+        totals.s_dir[(j, i)] += prior_draws / 2.0
+    if not table.directed:
+        for (i, j), (n, p) in table.pairs.items():
+            totals.edges.append(Edge(i, j, n + prior_draws, p + prior_draws / 2.0))
+        return totals
+    for i, j in sorted(met):
+        for a, b in ((i, j), (j, i)):
+            n, p = table.pairs.get((a, b), (0.0, 0.0))
+            totals.edges.append(Edge(a, b, n + prior_draws / 2.0, p + prior_draws / 4.0))
     return totals
 
 
@@ -290,7 +344,7 @@ def _groups(names: list[str], totals: _Totals, anchor: Anchor) -> list[list[int]
     An engine is rated when it has games or is the anchor; the others belong
     to no group.
     """
-    labels = _components(len(names), totals.n_pair)
+    labels = _components(len(names), ((e.first, e.second) for e in totals.edges))
     groups: dict[int, list[int]] = {}
     for x in range(len(names)):
         if totals.games[x] > 0 or names[x] == anchor.engine:
@@ -308,66 +362,51 @@ def _check_bounded(members: list[int], s_dir: dict[tuple[int, int], float], name
         )
 
 
-def _anchored(
-    members: list[int],
-    local: list[float],
-    local_cov: list[list[float]],
-    anchor_theta: float,
-    anchor_index: int | None,
-) -> tuple[float, list[list[float]]]:
-    """The shift that puts a fitted group on the anchor's scale, and its covariance there.
-
-    A group holding the anchor engine is moved so that engine sits at
-    ``anchor_theta``, and its covariance re-expressed relative to the anchor
-    (r_k - r_a); any other group is moved so its mean sits there, and keeps
-    the covariance around its mean.  §Anchoring.
-    """
-    if anchor_index is not None and anchor_index in members:
-        a = members.index(anchor_index)
-        k = len(members)
-        rel = [
-            [local_cov[p][q] - local_cov[p][a] - local_cov[a][q] + local_cov[a][a] for q in range(k)]
-            for p in range(k)
-        ]
-        return anchor_theta - local[a], rel
-    return anchor_theta - sum(local) / len(local), local_cov  # already relative to the mean
-
-
 def _solve(table: _ScoreTable, anchor: Anchor, prior_draws: float) -> RatingList:
     """Fit every group of ``table`` and place it on the anchor's scale."""
     if not (prior_draws >= 0.0 and math.isfinite(prior_draws)):
         raise ValueError(f"prior_draws must be a finite number >= 0, got {prior_draws!r}")
+    if table.directed and prior_draws == 0.0:
+        raise ValueError("the first-move term needs prior_draws > 0: without it a side that won "
+                         "every game has no finite advantage")
     if anchor.engine is not None:
         table.add_engine(anchor.engine)
     names = table.names
     size = len(names)
     totals = _totals(table, prior_draws)
     ordered = _groups(names, totals, anchor)
-
-    theta: list[float | None] = [None] * size
-    cov = [[0.0] * size for _ in range(size)]
     component_of = [-1] * size
-    anchor_theta = anchor.rating / ELO_PER_THETA
-    anchor_index = None if anchor.engine is None else table.index[anchor.engine]
     for number, members in enumerate(ordered):
         for m in members:
             component_of[m] = number
         if prior_draws == 0.0:
             _check_bounded(members, totals.s_dir, names)
-        local, local_cov = _fit_component(members, totals.n_pair, totals.s_dir)
-        shift, rel = _anchored(members, local, local_cov, anchor_theta, anchor_index)
-        for p, m in enumerate(members):
-            theta[m] = local[p] + shift
-            for q, m2 in enumerate(members):
-                cov[m][m2] = rel[p][q]
-
+    advantage = table.directed and bool(totals.edges)
+    result = fit(size, ordered, totals.edges, advantage)
+    # The anchor's group relative to the anchor, every other group to its mean (§Anchoring).
+    anchor_index = None if anchor.engine is None else table.index[anchor.engine]
+    relative: list[list[int]] = [[] for _ in range(size + 1)]
+    for members in ordered:
+        for m in members:
+            relative[m] = [anchor_index] if anchor_index in members else members
+    values, cov = regauge(result.theta + [result.eta or 0.0], result.covariance, relative)
+    anchor_theta = anchor.rating / ELO_PER_THETA
+    theta: list[float | None] = [None] * size
+    for members in ordered:
+        for m in members:
+            theta[m] = values[m] + anchor_theta
+    first_move = None
+    if result.eta is not None:
+        first_move = Advantage(result.eta * ELO_PER_THETA,
+                               Z95 * ELO_PER_THETA * math.sqrt(max(0.0, cov[size][size])))
     return RatingList(
         ratings=_rating_rows(names, theta, cov, totals, component_of),
         anchor=anchor,
         prior_draws=prior_draws,
         components=len(ordered),
         _index=dict(table.index),
-        _covariance=tuple(tuple(row) for row in cov),
+        _covariance=tuple(tuple(row[:size]) for row in cov[:size]),
+        first_move=first_move,
     )
 
 
@@ -390,100 +429,3 @@ def _rating_rows(
         ratings.append(Rating(name, elo, error, totals.games[x], totals.points[x], component_of[x]))
     ratings.sort(key=lambda r: (r.elo is None, -(r.elo or 0.0), r.engine))
     return tuple(ratings)
-
-
-#: One pair of a group as the fit sees it: positions p, q in the group, the
-#: games between them and the points of p (both with the prior).
-_Edge = tuple[int, int, float, float]
-
-
-def _fit_component(
-    members: list[int],
-    n_pair: Mapping[tuple[int, int], float],
-    s_dir: Mapping[tuple[int, int], float],
-) -> tuple[list[float], list[list[float]]]:
-    """Newton's method on one connected component.
-
-    Returns the ratings in natural units (theta = Elo * ln10 / 400) with mean
-    0, and their covariance around that mean (the inverse Fisher information
-    of the centred parametrization).  §Joint ratings (Solver).
-    """
-    k = len(members)
-    if k == 1:
-        return [0.0], [[0.0]]
-    pos = {m: p for p, m in enumerate(members)}
-    edges = [(pos[i], pos[j], n, s_dir[(i, j)]) for (i, j), n in n_pair.items() if i in pos]
-    th = _newton(edges, k)
-    _, info = _gradient_information(edges, th, k)
-    cov = _mean_gauge_covariance(info, k)
-    mean = sum(th) / k
-    return [v - mean for v in th], cov
-
-
-def _log_likelihood(edges: list[_Edge], th: list[float]) -> float:
-    total = 0.0
-    for p, q, n, s in edges:
-        d = th[p] - th[q]
-        total += s * log_logistic(d) + (n - s) * log_logistic(-d)
-    return total
-
-
-def _gradient_information(edges: list[_Edge], th: list[float], k: int) -> tuple[list[float], list[list[float]]]:
-    """The log-likelihood's gradient and the Fisher information (its negative Hessian)."""
-    g = [0.0] * k
-    info = [[0.0] * k for _ in range(k)]
-    for p, q, n, s in edges:
-        e = logistic(th[p] - th[q])
-        r = s - n * e
-        g[p] += r
-        g[q] -= r
-        w = n * e * (1.0 - e)
-        info[p][p] += w
-        info[q][q] += w
-        info[p][q] -= w
-        info[q][p] -= w
-    return g, info
-
-
-def _newton(edges: list[_Edge], k: int) -> list[float]:
-    """The maximum-likelihood ratings of a group of ``k``, engine 0 held at 0.
-
-    The likelihood only sees differences, so fixing engine 0 leaves a reduced
-    information matrix that is positive definite for a connected component
-    with a positive prior or a finite MLE.  Each Newton step is halved until
-    the likelihood does not fall.  The stopping rule is on the step, not the
-    gradient: far from equal strength the curvature is tiny and a small
-    gradient can still mean a large error in the ratings.
-    """
-    th = [0.0] * k
-    current = _log_likelihood(edges, th)
-    for _ in range(_MAX_NEWTON_STEPS):
-        g, info = _gradient_information(edges, th, k)
-        step = solve_spd([row[1:] for row in info[1:]], g[1:])
-        if max(abs(v) for v in step) < _STEP_TOLERANCE:
-            break
-        t = 1.0
-        while True:
-            trial = [0.0] + [th[p] + t * step[p - 1] for p in range(1, k)]
-            value = _log_likelihood(edges, trial)
-            if value >= current - _LIKELIHOOD_SLACK * abs(current) or t < _MIN_STEP_FRACTION:
-                break
-            t /= 2.0
-        th, current = trial, value
-    return th
-
-
-def _mean_gauge_covariance(info: list[list[float]], k: int) -> list[list[float]]:
-    """Covariance of the ratings around their mean, from the full information matrix.
-
-    The reduced matrix (engine 0 fixed) is inverted, then moved to the
-    mean-zero gauge: C = M C0 M^T with M = I - 11^T/k.
-    """
-    reduced_inv = invert_spd([row[1:] for row in info[1:]])
-    c0 = [[0.0] * k for _ in range(k)]
-    for p in range(1, k):
-        for q in range(1, k):
-            c0[p][q] = reduced_inv[p - 1][q - 1]
-    row_mean = [sum(c0[p]) / k for p in range(k)]
-    total_mean = sum(row_mean) / k
-    return [[c0[p][q] - row_mean[p] - row_mean[q] + total_mean for q in range(k)] for p in range(k)]

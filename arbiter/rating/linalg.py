@@ -30,7 +30,11 @@ def cholesky(a: list[list[float]]) -> list[list[float]]:
 
 def solve_spd(a: list[list[float]], b: list[float]) -> list[float]:
     """The x with a x = b, by forward then back substitution on the Cholesky factor."""
-    low = cholesky(a)
+    return _solve_factored(cholesky(a), b)
+
+
+def _solve_factored(low: list[list[float]], b: list[float]) -> list[float]:
+    """The x with L L^T x = b for the Cholesky factor L."""
     n = len(b)
     y = [0.0] * n
     for i in range(n):
@@ -42,7 +46,8 @@ def solve_spd(a: list[list[float]], b: list[float]) -> list[float]:
 
 
 def invert_spd(a: list[list[float]]) -> list[list[float]]:
-    """a^-1, one solve per column of the identity."""
+    """a^-1, one solve per column of the identity on one factorization."""
+    low = cholesky(a)
     n = len(a)
-    columns = [solve_spd(a, [1.0 if r == c else 0.0 for r in range(n)]) for c in range(n)]
+    columns = [_solve_factored(low, [1.0 if r == c else 0.0 for r in range(n)]) for c in range(n)]
     return [[columns[c][r] for c in range(n)] for r in range(n)]

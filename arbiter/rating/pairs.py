@@ -12,10 +12,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from arbiter.rating.elo import NELO_PER_T, Z95, Interval, check_count, elo_from_score, normal_cdf
 
-__all__ = ["pentanomial", "PairStats"]
+__all__ = ["pentanomial", "PairStats", "SHOWN_FIGURES"]
+
+#: The figures a pair is shown with, wherever it is shown (the pair table,
+#: a match's headline, the progress line, JSON, the web view): from its game
+#: pairs when it has complete ones, else from its games (§Which figure).
+SHOWN_FIGURES = ("elo", "elo_error", "elo_interval", "nelo", "los")
 
 #: How far twice a pair score may sit from a whole number and still name its
 #: bucket: room for a score summed in floating point, far below the 1/2 steps.
@@ -281,6 +287,29 @@ class PairStats:
             return None
         npairs, mu, var = p
         return _los(mu - 0.5, math.sqrt(var / npairs))
+
+    # -- the figures shown -------------------------------------------------------
+
+    @property
+    def samples(self) -> Literal["pentanomial", "trinomial"]:
+        """What the shown figures come from: ``"pentanomial"`` (complete game
+        pairs) or ``"trinomial"`` (games, when there is no complete pair)."""
+        return "pentanomial" if self.pairs else "trinomial"
+
+    def shown(self, figure: str) -> Any:
+        """The pair's ``figure`` (one of :data:`SHOWN_FIGURES`) as every
+        place shows it: the pentanomial one when complete game pairs exist,
+        else the trinomial one.  §Which figure."""
+        return getattr(self, self._shown_attribute(figure))
+
+    def shown_reason(self, figure: str) -> str | None:
+        """:meth:`reason` of the shown ``figure``."""
+        return self.reason(self._shown_attribute(figure))
+
+    def _shown_attribute(self, figure: str) -> str:
+        if figure not in SHOWN_FIGURES:
+            raise ValueError(f"{figure!r} is not a shown figure ({', '.join(SHOWN_FIGURES)})")
+        return ("penta_" if self.pairs else "") + figure
 
     # -- why a figure is missing or infinite -------------------------------------
 

@@ -121,7 +121,7 @@ class Coordinator:
         self._scope: trio.CancelScope | None = None
         self.started_at = 0.0
         #: the stored games' counts, one game added at a time (see Tally)
-        self._tally = Tally(config.engine_names)
+        self._tally = Tally(config.engine_names, game=config.game, scheduled=self.total)
         self.standings: Standings = self._tally.standings(self.sprt)
         self._standings_at = 0.0
         #: the games in progress as readers of the database see them (arbiter/live.py)
@@ -144,7 +144,7 @@ class Coordinator:
         self._rows = rows
         begun = {(row["pairing"], row["pair"]) for row in rows}
         self.pending = PendingGames(self.plan.start(rows), begun)
-        self._tally = Tally(self.config.engine_names)
+        self._tally = Tally(self.config.engine_names, game=self.config.game, scheduled=self.total)
         for row in rows:
             self._tally.add(row)
         self.standings = self._tally.standings(self.sprt)
@@ -153,10 +153,7 @@ class Coordinator:
     def _check_sprt(self) -> None:
         status = self.standings.sprt_status
         if status is not None and status.decision and not self.stopping_note:
-            bound = (f">= {status.upper:.2f}" if status.decision == "H1"
-                     else f"<= {status.lower:.2f}")
-            self._begin_no_pair(f"SPRT: {status.decision} accepted "
-                                f"(LLR {status.llr:.2f} {bound}, {self.sprt})")
+            self._begin_no_pair(self.standings.sprt_note())
 
     def _begin_no_pair(self, note: str) -> None:
         self.stopping_note = note
@@ -203,7 +200,7 @@ class Coordinator:
             status, note = INTERRUPTED, (f"interrupted with {len(abandoned)} game(s) in progress"
                                          + (f" ({self._stop_reason})" if self._stop_reason else ""))
         elif self.done >= self.total or (self.stopping_note and not self._drained):
-            status, note = FINISHED, self.stopping_note
+            status, note = FINISHED, self.stopping_note or self.standings.sprt_note()  # an SPRT at the cap says so
         elif self._drained:
             status, note = STOPPED, f"stopped ({self._stop_reason}); {self.done} of {self.total} games"
         else:  # the run was cancelled from outside (its caller's scope)

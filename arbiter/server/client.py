@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts
+from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts, stderr_clause
 from arbiter.engine.streams import close_stream, write_now
 from arbiter.server.relay import Relay, say
 from arbiter.server.relay_loop import SocketLoop
@@ -317,6 +317,8 @@ async def connect(host: str, port: int, token: str, config: EngineConfig, *,
         await _relay(client, hello)
         relay = client.relay
         if relay.dropped is None or relay.ended is not None:
+            if relay.output_end is not None:  # the engine ended: why, in its words (here only)
+                return f"{relay.ended}{stderr_clause(client.process.stderr_tail())}"
             return relay.ended or "the connection ended"
         say(f"{relay.dropped}; reconnecting")
         while True:

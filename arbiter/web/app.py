@@ -38,6 +38,8 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
+from arbiter.figures import fmt_percent
+
 from .data import Finished, NotFound, Reader
 from .feed import Feed, event_text
 
@@ -79,6 +81,7 @@ def _environment() -> Environment:
     env.filters["ms"] = _seconds
     env.filters["part"] = _path_part
     env.filters["duration"] = _duration
+    env.filters["percent"] = fmt_percent  # fractions as the terminal writes them
     return env
 
 

@@ -341,7 +341,8 @@ class Count:
 
         self.tournament = row["id"]
         self.sprt = tournament_sprt(row)
-        self.tally = Tally(row.get("engines") or [e["name"] for e in store.engines(row["id"])])
+        self.tally = Tally(row.get("engines") or [e["name"] for e in store.engines(row["id"])],
+                           game=row.get("game"), scheduled=row.get("total_games"))
         self.last_id = 0
         self.step = 1
         self.points: list[list[float]] = [[0, 0.0]] if self.sprt else []
