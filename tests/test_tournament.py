@@ -27,6 +27,7 @@ import pytest
 import trio
 from bad_engines.harness import processes_with
 from cli import arbiter, invoke, start
+from players import FixedRecords
 
 from arbiter.cli.app import OUTPUT_CLOSED, Interrupted, run_interruptible
 from arbiter.config import ConfigError, TournamentConfig, engines_file_for, from_file_and_flags
@@ -887,32 +888,11 @@ async def test_a_pair_player_is_handed_whole_pairs_in_schedule_order(tmp_path):
     (an odd ``--games``), and after a resume that stored one game of a pair.
     The player here plays nothing: it gives each game a fixed record."""
     from arbiter.record import GameRecord
-    from arbiter.run.player import BatchEnd
 
     engines = [EngineConfig(cmd="unused", name=name) for name in ("a", "b", "c")]
     config = TournamentConfig(game="troll", engines=engines, games=3, rounds=2, tc="depth=1",
                               concurrency=2)
-    handed: list[list[list[str]]] = []
-
-    class Player:
-        max_batch = 3
-        slots = 2
-
-        def describe(self):
-            return "nowhere"
-
-        @contextlib.asynccontextmanager
-        async def session(self, reporter):
-            yield
-
-        async def play(self, pairs, reporter):
-            handed.append([[g.key for g in pair] for pair in pairs])
-            await reporter.finished([(g, GameRecord("troll", g.white, g.black, "1-0", "connection",
-                                                    "fixed")) for pair in pairs for g in pair])
-            return BatchEnd()
-
-        def drain(self):
-            pass
+    player = FixedRecords(slots=2)
 
     schedule = build_schedule(["a", "b", "c"], games=3, rounds=2).games
     with Store(tmp_path / "p.db") as store:
@@ -923,9 +903,9 @@ async def test_a_pair_player_is_handed_whole_pairs_in_schedule_order(tmp_path):
                         opening=first.opening.to_dict(),
                         record=GameRecord("troll", first.white, first.black, "1-0", "connection",
                                           "before").to_dict())
-        result = await Coordinator(config, store, tournament_id, player=Player()).run()
+        result = await Coordinator(config, store, tournament_id, player=player).run()
     assert (result.status, result.done) == ("finished", len(schedule))
-    pairs = [pair for batch in handed for pair in batch]
+    pairs = [pair for batch in player.handed for pair in batch]
     taken = [key for pair in pairs for key in pair]
     assert sorted(taken) == sorted(g.key for g in schedule[1:])  # each once, the stored one not
     by_key = {g.key: g for g in schedule}
