@@ -178,7 +178,7 @@ CONFIG_KEYS = (
     "name", "game", "engine", "format", "games", "rounds", "openings", "order", "seed",
     "random_plies", "tc", "timemargin", "maxplies", "resign", "draw", "stall", "sprt", "concurrency",
     "restart", "db", "pgn", "log", "engines_file", "cluster", "workers", "seeds", "pairs",
-    "tiebreak_pairs",
+    "tiebreak_pairs", "strict",
 )
 
 #: the settings that define a tournament (not allowed with ``--resume``)
@@ -188,7 +188,8 @@ DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "order", 
 
 #: the settings of how a run goes, which ``--resume`` takes: (flag, attribute)
 RUN_SETTINGS = (("concurrency", "concurrency"), ("restart", "restart"), ("pgn", "pgn"),
-                ("log", "log_dir"), ("cluster", "cluster"), ("workers", "workers"))
+                ("log", "log_dir"), ("cluster", "cluster"), ("workers", "workers"),
+                ("strict", "strict"))
 
 
 @dataclass
@@ -236,6 +237,9 @@ class TournamentConfig:
     #: worker processes (``specs/tournament.md`` §Worker processes): a number
     #: (1: this process) or ``auto``; not stored, as ``cluster``
     workers: int | str = "auto"
+    #: strict mode (``specs/match.md`` §Strict mode): warnings stored with each
+    #: game, counted, a non-zero exit; a run setting
+    strict: bool = False
 
     def __post_init__(self) -> None:
         self.engines = [copy.deepcopy(e) for e in self.engines]
@@ -402,6 +406,7 @@ _KEY_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "engines_file": (str, "a file path"), "engine": (list, "a list of engine SPEC strings"),
     "cluster": (str, "a cluster address (tls://host:port or local:N)"),
     "workers": ((int, str), "a number of worker processes or \"auto\""),
+    "strict": (bool, "true or false"),
     "seeds": (list, "a list of engine names"), "pairs": (int, "a whole number"),
     "tiebreak_pairs": (int, "a whole number"),
 }
@@ -582,7 +587,7 @@ def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineCo
         concurrency=settings.get("concurrency") or 1,
         restart=bool(settings.get("restart")),
         pgn=settings.get("pgn"), log_dir=settings.get("log"), cluster=settings.get("cluster"),
-        workers=_workers(settings.get("workers")),
+        workers=_workers(settings.get("workers")), strict=bool(settings.get("strict")),
     )
     repeated = sorted(name for name, count in Counter(config.engine_names).items() if count > 1)
     if repeated:

@@ -32,5 +32,5 @@ class FixedRecords:
                                  for pair in pairs for g in pair])
         return BatchEnd()
 
-    def drain(self) -> None:
+    def drain(self, games: bool = False) -> None:
         pass

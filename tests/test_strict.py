@@ -5,6 +5,7 @@ games between real engine processes that lie (tests/bad_engines/lying.py)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -196,3 +197,26 @@ def test_a_real_game_between_honest_engines_has_no_warning():
                   f"cmd={sys.executable} arg=-m arg=sample_engines.greedy name=greedy")
     assert all(ply.pv for ply in game.moves) and any(ply.score for ply in game.moves)
     assert [w for w in check_game(game, TROLL) if w.check is not StrictCheck.SEARCH_TIME] == []
+
+
+# -- a run with --strict (specs/tournament.md §Exit status) ------------------------
+
+
+def test_a_match_with_strict_stores_counts_and_exits_4(tmp_path):
+    """``--strict``: each warning stored with its game (a ``strict`` event
+    keyed by the game), counted on stderr, exit 4; the same match without
+    ``--strict`` exits 0 and stores none."""
+    args = ["match", "troll", lying("liar", LIE_PV="z9"), lying("honest"), "--games", "2",
+            "--tc", "10+0.1", "--plain"]
+    run = invoke(*args, "--strict", "--db", tmp_path / "s.db")
+    assert run.returncode == 4, run.stderr
+    assert "strict: 2 warning(s) in 2 game(s)" in run.stderr
+    with sqlite3.connect(tmp_path / "s.db") as db:
+        events = db.execute("select engine, key, detail from events where kind = 'strict' "
+                            "order by key").fetchall()
+    assert [(engine, key) for engine, key, _ in events] == [("liar", "r1-p1-g1"), ("liar", "r1-p1-g2")]
+    assert all(detail.startswith("illegal-pv: ") for _, _, detail in events)
+    plain = invoke(*args, "--db", tmp_path / "p.db")
+    assert plain.returncode == 0, plain.stderr
+    with sqlite3.connect(tmp_path / "p.db") as db:
+        assert db.execute("select count(*) from events where kind = 'strict'").fetchone() == (0,)

@@ -45,6 +45,7 @@ COMMAND_MODULES: dict[str, str] = {
     "ratings": "ratings",
     "demo": "tournament",
     "tournaments": "tournament",
+    "stop": "stop",
     "token": "server",
     "serve": "server",
     "connect": "server",

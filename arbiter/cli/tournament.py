@@ -33,7 +33,17 @@ from arbiter.run.observer import RunResult
 from arbiter.run.player import Player
 from arbiter.run.workers import choose_workers
 from arbiter.schedule import FORMATS
-from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
+from arbiter.store import (
+    ABORTED,
+    DEFAULT_DB,
+    FINISHED,
+    INTERRUPTED,
+    RUNNING,
+    STOPPED,
+    Store,
+    StoreError,
+    TournamentBusyError,
+)
 from arbiter.tournament import (
     check_engines,
     delete_tournament,
@@ -65,6 +75,7 @@ NO_REMOTE = Listening()
 #: exit statuses of a run (specs/tournament.md §Exit status)
 EXIT_ABORTED = 1
 EXIT_BUSY = 3  # another process is running the tournament: nothing started
+EXIT_STRICT = 4  # --strict: the run finished, and some game raised a warning
 
 
 def _open_store(db: str, readonly: bool = False) -> Store:
@@ -112,9 +123,9 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
         if remote_main is None:
             run = Coordinator(config, store, tournament_id, observer=observer,
                               player=_player(config, cluster))
-            return run_interruptible(run.run, stop=run.stop)
+            return run_interruptible(run.run, stop=run.stop, drain=run.drain)
         waiting.main = remote_main
-        result = run_interruptible(waiting.wait, stop=waiting.stop)
+        result = run_interruptible(waiting.wait, stop=waiting.stop, drain=waiting.drain)
         if result is None:  # a signal while the run waited for its remote engines
             if created:
                 delete_tournament(store, tournament_id)
@@ -180,6 +191,14 @@ class _Waiting:
         if self._scope is not None:
             self._scope.cancel()
 
+    def drain(self, reason: str) -> None:
+        """``arbiter stop``: the run's games in progress finish; while the
+        engines are still awaited there are none, so the wait ends."""
+        if self.run is not None and self.run.started_at:
+            self.run.drain(reason)
+        else:
+            self.stop(reason)
+
 
 def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
     """The standings at the end of a run, on stdout (if anybody still reads it)."""
@@ -199,11 +218,27 @@ def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
         silence_stdout()
 
 
+def _strict_summary(result: RunResult) -> None:
+    """``--strict``: the warnings' count on stderr; exit 4 when there were
+    any (specs/tournament.md §Exit status)."""
+    if not result.strict_warnings:
+        print("arbiter: strict: no warnings", file=sys.stderr)
+        return
+    print(f"arbiter: strict: {result.strict_warnings} warning(s) in {result.strict_games} game(s) "
+          "(stored as `strict` events with each game)", file=sys.stderr)
+    raise typer.Exit(EXIT_STRICT)
+
+
 def _exit_for(result: RunResult) -> None:
     if result.status == ABORTED:
         print(f"arbiter: error: tournament {result.tournament_id} aborted: {result.note}",
               file=sys.stderr)
         raise typer.Exit(EXIT_ABORTED)
+    if result.status == STOPPED:
+        print(f"arbiter: tournament {result.tournament_id} stopped after {result.done}/{result.total} "
+              f"games (arbiter stop); run the same command (or --resume {result.tournament_id}) to "
+              "continue", file=sys.stderr)
+        return
     if result.status == INTERRUPTED:
         print(f"arbiter: tournament {result.tournament_id} interrupted after "
               f"{result.done}/{result.total} games; run the same command (or --resume "
@@ -250,10 +285,13 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
                   file=sys.stderr)
         result = _run(store, config, tournament_id, plain, as_json, remote, cluster,
                       created=created)
-        if result.status in (ABORTED, INTERRUPTED):
+        if result.status in (ABORTED, INTERRUPTED, STOPPED):
             _summary(store, tournament_id, as_json)
             _exit_for(result)
+            return
         _summary(store, tournament_id, as_json)
+        if config.strict:
+            _strict_summary(result)
 
 
 #: the longest ``--wait-engines`` (seconds, a day): a run waiting longer for
@@ -381,6 +419,7 @@ def tournament(
     random_plies: int | None = typer.Option(None, "--random-plies", help="open each game pair with N random legal plies"),
     concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
     workers: str | None = typer.Option(None, "--workers", help=_WORKERS_HELP),
+    strict: bool | None = typer.Option(None, "--strict", help="warn of engines' impossible reports (an illegal pv, a mate the result contradicts, a search longer than measured); exit 4 if any"),
     restart: bool | None = typer.Option(None, "--restart/--reuse", help="start fresh engine processes for every game (default: reuse with uginewgame)"),
     tc: str | None = typer.Option(None, "--tc", help="time control: 40/60+0.5, 60+0.5, st=2, depth=N, nodes=N, inf"),
     timemargin: int | None = typer.Option(None, "--timemargin", help="ms an engine may overstep its time"),
@@ -410,7 +449,7 @@ def tournament(
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
                  seeds=_names(seeds), pairs=pairs, tiebreak_pairs=tiebreak_pairs,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
-                 workers=workers, restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
+                 workers=workers, strict=strict, restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, name=name, pgn=pgn, log=log, cluster=cluster, engine=engine or None, each=each)
     _check_numbers(flags)
@@ -466,6 +505,7 @@ def match(
     random_plies: int | None = typer.Option(None, "--random-plies", help="N random plies per game pair"),
     concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
     workers: str | None = typer.Option(None, "--workers", help=_WORKERS_HELP),
+    strict: bool | None = typer.Option(None, "--strict", help="warn of engines' impossible reports (an illegal pv, a mate the result contradicts, a search longer than measured); exit 4 if any"),
     restart: bool | None = typer.Option(None, "--restart/--reuse", help="fresh processes for every game"),
     tc: str | None = typer.Option(None, "--tc", help="time control"),
     timemargin: int | None = typer.Option(None, "--timemargin", help="ms"),
@@ -492,7 +532,7 @@ def match(
         games = 10000
     flags = dict(game=game, format="round-robin", games=games, rounds=rounds, openings=openings,
                  order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
-                 workers=workers, restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
+                 workers=workers, strict=strict, restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, pgn=pgn, log=log, each=each,
                  name=name or f"{game.strip().lower()} match")

@@ -213,9 +213,10 @@ class ClusterPlayer:
 
     # -- pairs -----------------------------------------------------------------
 
-    def drain(self) -> None:
-        """An SPRT decision: batches in flight begin no further pair (the
-        event is set from a thread: it is a request to the scheduler)."""
+    def drain(self, games: bool = False) -> None:
+        """An SPRT decision or a graceful stop: batches in flight begin no
+        further pair (the pair in progress is completed either way; the event
+        is set from a thread: it is a request to the scheduler)."""
         client = self._client
         if client is None or self.drained:
             return

@@ -37,6 +37,7 @@ import trio
 from arbiter import records
 from arbiter.config import TournamentConfig
 from arbiter.engine import EngineTimeouts
+from arbiter.games import get_game
 from arbiter.live import LiveGames
 from arbiter.record import GameRecord
 from arbiter.schedule import ScheduledGame
@@ -53,6 +54,7 @@ from arbiter.store import (
     StoreError,
     explain,
 )
+from arbiter.strict import check_game
 
 from .observer import Observer, RunResult
 from .pending import PendingGames
@@ -99,12 +101,16 @@ class Coordinator:
         self.tournament_id = tournament_id
         self.observer = observer or Observer()
         self.sprt = config.sprt_test()
+        self._game = get_game(config.game)
         #: what the run has to play (a schedule, or rounds paired from results)
         self.plan = plan_for(config, store, tournament_id)
         self._rows: list[dict[str, Any]] = []
         self.pending = PendingGames(())
         self.running: dict[str, ScheduledGame] = {}
         self.played = 0
+        self.strict_warnings = 0  # --strict: warnings of the games this run stored
+        self.strict_games = 0
+        self._strict_said: list[str] = []  # warnings to tell the display, from the storing thread
         self.stopping_note = ""  # set once SPRT decided or drained: no new game pair
         self._abort: str | None = None
         self._interrupted = False
@@ -213,7 +219,7 @@ class Coordinator:
         except (sqlite3.Error, StoreError) as exc:  # the database that made the run stop, often
             note += f" (and this status could not be stored: {exc})"
         result = RunResult(self.tournament_id, status, note, self.played, self.done, self.total,
-                           self.standings, abandoned)
+                           self.standings, abandoned, self.strict_warnings, self.strict_games)
         self.observer.stopped(result)
         return result
 
@@ -243,7 +249,7 @@ class Coordinator:
         self.observer.message(f"{reason}: finishing the {len(self.running)} game(s) in progress; "
                               "no new game starts")
         self.pending = PendingGames(())  # nothing more is taken, not even a pair's second game
-        self.player.drain()
+        self.player.drain(games=True)
 
     async def _tick(self) -> None:
         while True:
@@ -353,6 +359,9 @@ class Coordinator:
                 else:
                     self.observer.message(f"game {scheduled.key} was already stored (another run "
                                           "on this database?); the stored game is kept")
+            said, self._strict_said = self._strict_said, []
+            for text in said:
+                self.observer.message(text)
             self._tell_pgn_error()
             if self.plan.growing and not (self._drained or self._abort or self._interrupted):
                 await self._pair_more()
@@ -412,16 +421,35 @@ class Coordinator:
         file; False for a key already stored (the stored game wins)."""
         with self.store.transaction():
             stored = [self._store_game(scheduled, record) for scheduled, record in played]
-            for (scheduled, _), new in zip(played, stored, strict=True):
+            for (scheduled, record), new in zip(played, stored, strict=True):
                 if not new:
                     self.store.add_event(self.tournament_id, "dropped-result",
                                          f"a second result for game {scheduled.key} was dropped: "
                                          "the stored game is kept", key=scheduled.key)
+                elif self.config.strict:
+                    self._check_strict(scheduled, record)
         if self.config.pgn:
             for (scheduled, record), new in zip(played, stored, strict=True):
                 if new and self._pgn_error is None:
                     self._append_pgn(self.config.pgn, scheduled, record)
         return stored
+
+    def _check_strict(self, scheduled: ScheduledGame, record: GameRecord) -> None:
+        """In the storing thread, inside the game's transaction: ``--strict``'s
+        warnings for the game (``specs/match.md`` §Strict mode), one ``strict``
+        event each, stored with it."""
+        try:
+            warnings = check_game(record, self._game)
+        except ValueError as exc:  # a record the match made is always a game
+            warnings = []
+            self._strict_said.append(f"strict: game {scheduled.key} could not be checked: {exc}")
+        for warning in warnings:
+            self.store.add_event(self.tournament_id, "strict", str(warning), engine=warning.engine,
+                                 key=scheduled.key)
+            self._strict_said.append(f"strict: game {scheduled.key}: {warning}")
+        if warnings:
+            self.strict_warnings += len(warnings)
+            self.strict_games += 1
 
     def _store_game(self, scheduled: ScheduledGame, record: GameRecord) -> bool:
         try:

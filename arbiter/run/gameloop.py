@@ -299,32 +299,42 @@ class GameLoop:
     # -- batches -------------------------------------------------------------------
 
     async def play(self, pairs: Sequence[Sequence[ScheduledGame]], report: SlotReport,
-                   drained: Callable[[], Awaitable[bool]] | None = None) -> tuple[str | None, list[ScheduledGame]]:
+                   drained: Callable[[], Awaitable[bool]] | None = None,
+                   stopping: Callable[[], bool] | None = None
+                   ) -> tuple[str | None, list[ScheduledGame]]:
         """Play ``pairs`` in order on one slot; (the failure that ended the
-        batch or None, the games not begun because ``drained()`` said so
-        before a pair after the first)."""
+        batch or None, the games not begun because the run was drained:
+        ``drained()`` is asked before each pair after the first (an SPRT
+        decision: pairs begun are completed), ``stopping()`` before every game
+        (a graceful stop: the game in progress is completed, no other begins))."""
         for number, games in enumerate(pairs):
             if number and drained is not None and await drained():
                 return None, [g for pair in pairs[number:] for g in pair]
-            failure = await _Slot(self, report, list(games)).play()
-            if failure is not None:
-                return failure, []
+            failure, left = await _Slot(self, report, list(games), stopping).play()
+            if failure is not None or left:
+                return failure, left + [g for pair in pairs[number + 1:] for g in pair]
         return None, []
 
 
 class _Slot:
     """The games of one pair, in order, with engines of the loop's pool."""
 
-    def __init__(self, loop: GameLoop, report: SlotReport, games: list[ScheduledGame]):
+    def __init__(self, loop: GameLoop, report: SlotReport, games: list[ScheduledGame],
+                 stopping: Callable[[], bool] | None = None):
         self.loop = loop
         self.report = report
         self.pending = games
+        self.stopping = stopping
         self.held: dict[str, _Held] = {}
         self.failed: set[str] = set()  # keys whose handshake failed once
 
-    async def play(self) -> str | None:
+    async def play(self) -> tuple[str | None, list[ScheduledGame]]:
+        """(the failure that ended the pair or None, its games not begun
+        because the run is stopping)."""
         try:
             while self.pending:
+                if self.stopping is not None and self.stopping():
+                    return None, list(self.pending)
                 game = self.pending[0]
                 try:
                     record = await self._next(game)
@@ -332,12 +342,12 @@ class _Slot:
                     await self._drop(list(self.held))
                     failure = await self._handshake_failed(game, exc)
                     if failure is not None:
-                        return failure
+                        return failure, []
                     continue
                 self.pending.pop(0)
                 await self.report.finished(game, record)
                 await self._after(game, record)
-            return None
+            return None, []
         finally:
             for item in self.held.values():
                 await self.loop.release(item, keep=not self.loop.settings.restart)

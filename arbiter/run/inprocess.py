@@ -32,6 +32,7 @@ class InProcessPlayer:
                              slots=self.slots, source=source, timeouts=timeouts,
                              log_dir=config.log_dir, startups=startups)
         self._drained = False
+        self._stopping = False  # a graceful stop: no further game
 
     def describe(self) -> str:
         return "in this process"
@@ -42,14 +43,16 @@ class InProcessPlayer:
             yield
 
     async def play(self, pairs: list[list[ScheduledGame]], reporter: Reporter) -> BatchEnd:
-        failure, skipped = await self.loop.play(pairs, _Report(reporter), self._is_drained)
+        failure, skipped = await self.loop.play(pairs, _Report(reporter), self._is_drained,
+                                                lambda: self._stopping)
         return BatchEnd(failure=failure, skipped=skipped)
 
     async def _is_drained(self) -> bool:
         return self._drained
 
-    def drain(self) -> None:
+    def drain(self, games: bool = False) -> None:
         self._drained = True
+        self._stopping = self._stopping or games
 
 
 class _Report:

@@ -38,3 +38,5 @@ class RunResult:
     total: int
     standings: Standings
     abandoned: list[str] = field(default_factory=list)  # keys in progress when stopped
+    strict_warnings: int = 0  # --strict: warnings raised by the games this run stored
+    strict_games: int = 0  # ... in this many games

@@ -90,7 +90,8 @@ class Player(Protocol):
     left of one, or a single game), reporting each as it ends, and says how
     the batch ended; cancelled, it ends its games (abandoned: replayed on
     resume).  :meth:`drain` asks that no further pair be begun (batches in
-    flight finish the pair they play)."""
+    flight finish the pair they play: an SPRT decision), or with ``games``
+    no further game (the games in progress finish: a graceful stop)."""
 
     slots: int
     max_batch: int
@@ -99,7 +100,7 @@ class Player(Protocol):
 
     async def play(self, pairs: list[list[ScheduledGame]], reporter: Reporter) -> BatchEnd: ...
 
-    def drain(self) -> None: ...
+    def drain(self, games: bool = False) -> None: ...
 
     def describe(self) -> str:
         """Where the games are played, for the run's first line."""

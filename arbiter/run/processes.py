@@ -117,6 +117,7 @@ class ProcessPlayer:
         self._reporter: Reporter | None = None
         self._closing = False
         self._drained = False
+        self._stopping = False
         self._failure: str | None = None
 
     def describe(self) -> str:
@@ -160,7 +161,7 @@ class ProcessPlayer:
         self._live.append(worker)
         await worker.send(self._hello(number))
         if self._drained:
-            await worker.send(frames.encode("drain"))
+            await worker.send(self._drain_frame())
         self._nursery.start_soon(self._read, worker)
         self._nursery.start_soon(self._read_stderr, worker)
         return worker
@@ -184,13 +185,17 @@ class ProcessPlayer:
 
     # -- batches ---------------------------------------------------------------------
 
-    def drain(self) -> None:
-        if self._drained:
+    def drain(self, games: bool = False) -> None:
+        if self._drained and (self._stopping or not games):
             return
         self._drained = True
+        self._stopping = self._stopping or games
         if self._nursery is not None:
             for worker in self._live:
-                self._nursery.start_soon(self._send_quietly, worker, frames.encode("drain"))
+                self._nursery.start_soon(self._send_quietly, worker, self._drain_frame())
+
+    def _drain_frame(self) -> bytes:
+        return frames.encode("drain", games=self._stopping)
 
     async def _send_quietly(self, worker: _Worker, data: bytes) -> None:
         try:

@@ -56,7 +56,8 @@ class _Worker:
         self.number = number
         self.lock = trio.Lock()
         self.live: dict[str, list[LivePly]] = {}
-        self.drained = False
+        self.drained = False  # no further pair
+        self.stopping = False  # no further game
         self.builds: set[str] = set()
 
     async def send(self, kind: str, **fields: Any) -> None:
@@ -105,7 +106,8 @@ async def _play(worker: _Worker, loop: GameLoop, number: int, pairs: list[list[S
     async def drained() -> bool:
         return worker.drained
 
-    failure, skipped = await loop.play(pairs, _Report(worker, number), drained)
+    failure, skipped = await loop.play(pairs, _Report(worker, number), drained,
+                                       lambda: worker.stopping)
     await worker.send("done", batch=number, failure=failure, skipped=[g.key for g in skipped])
 
 
@@ -132,6 +134,7 @@ async def _main() -> None:
                 nursery.start_soon(_play, worker, loop, int(frame["batch"]), pairs)
             elif frame["kind"] == "drain":
                 worker.drained = True
+                worker.stopping = worker.stopping or bool(frame.get("games"))
         nursery.cancel_scope.cancel()
 
 
