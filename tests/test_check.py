@@ -288,13 +288,16 @@ BAD_CASES = {
 
 
 #: per-engine settings where SHORT would make a verdict depend on the machine's speed:
-#: the stray lines come once the engine's Python has started, which takes seconds
+#: the stray lines (and a flood before ugi: its first megabyte, or its first lines)
+#: come once the engine's Python has started, which takes seconds
 #: when all the engines below start at once on a loaded machine; flood_info
 #: answers `go infinite` after its flood, which a starved engine may finish
 #: only after `stop` (seen 0.8 s after it): it never hangs, so long waits cost nothing
 SETTINGS = {"flood_info": dataclasses.replace(SHORT, margin_ms=20_000, stop_timeout=20.0),
             "stray_output": dataclasses.replace(SHORT, quiet_wait=5.0),
-            "banner": dataclasses.replace(SHORT, quiet_wait=5.0)}
+            "banner": dataclasses.replace(SHORT, quiet_wait=5.0),
+            "flood_before_lines": dataclasses.replace(SHORT, quiet_wait=5.0),
+            "flood_before_raw": dataclasses.replace(SHORT, quiet_wait=5.0)}
 
 
 #: the engines of the tests below that are not in BAD_CASES: (game, config)
