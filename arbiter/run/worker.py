@@ -114,6 +114,7 @@ async def _play(worker: _Worker, loop: GameLoop, number: int, pairs: list[list[S
 async def _main() -> None:
     output = trio.lowlevel.FdStream(os.dup(1))
     source = trio.lowlevel.FdStream(os.dup(0))
+    os.dup2(2, 1)  # whatever else writes to stdout (a library's print) goes to stderr, not into a frame
     reader = frames.FrameReader(frames.KINDS_TO_WORKER)
     queued: list[dict[str, Any]] = []  # frames read and not handled yet
     hello = await _next(source, reader, queued)
