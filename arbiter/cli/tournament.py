@@ -327,6 +327,7 @@ _RESIGN_HELP = ("'movecount=N score=S [twosided=true]': a side whose score is -S
                 "moves loses (off by default)")
 _DRAW_HELP = ("'movenumber=M movecount=N score=S': a draw when both scores stay within S of 0 "
               "for N moves each, from move M (off by default)")
+_OPENING_PLIES_HELP = "play only the first N plies of each opening of --openings (default: all)"
 _GAMES_HELP = "games per pairing per round (default 2; colours alternate, game pairs share an opening)"
 
 
@@ -343,7 +344,8 @@ def tournament(
     format: str | None = typer.Option(None, "--format", help="round-robin (default) or gauntlet"),
     games: int | None = typer.Option(None, "--games", help=_GAMES_HELP),
     rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1)"),
-    openings: str | None = typer.Option(None, "--openings", help="openings file: a position string or moves per line"),
+    openings: str | None = typer.Option(None, "--openings", help="openings file: a position string or moves per line, or a PGN file of games"),
+    opening_plies: int | None = typer.Option(None, "--opening-plies", help=_OPENING_PLIES_HELP),
     order: str | None = typer.Option(None, "--order", help="openings order: sequential (default) or random"),
     seed: int | None = typer.Option(None, "--seed", help="seed for --order random and --random-plies (default 0)"),
     random_plies: int | None = typer.Option(None, "--random-plies", help="open each game pair with N random legal plies"),
@@ -375,7 +377,7 @@ def tournament(
 ) -> None:
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
-                 order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
+                 opening_plies=opening_plies, order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, name=name, pgn=pgn, log=log, cluster=cluster, engine=engine or None, each=each)
@@ -421,7 +423,8 @@ def match(
     each: str | None = typer.Option(None, "--each", metavar="SETTINGS", help=EACH_HELP),
     games: int | None = typer.Option(None, "--games", help="games per round (default 2, or 10000 with --sprt)"),
     rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1)"),
-    openings: str | None = typer.Option(None, "--openings", help="openings file"),
+    openings: str | None = typer.Option(None, "--openings", help="openings file (one a line, or PGN games)"),
+    opening_plies: int | None = typer.Option(None, "--opening-plies", help=_OPENING_PLIES_HELP),
     order: str | None = typer.Option(None, "--order", help="sequential (default) or random"),
     seed: int | None = typer.Option(None, "--seed", help="seed (default 0)"),
     random_plies: int | None = typer.Option(None, "--random-plies", help="N random plies per game pair"),
@@ -451,7 +454,7 @@ def match(
     if games is None and sprt is not None:
         games = 10000
     flags = dict(game=game, format="round-robin", games=games, rounds=rounds, openings=openings,
-                 order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
+                 opening_plies=opening_plies, order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, pgn=pgn, log=log, each=each,
