@@ -524,7 +524,8 @@ def _with_total(tournament: dict[str, Any], done: int) -> dict[str, Any]:
 
 
 def _list(store: Store, as_json: bool) -> None:
-    """The tournaments of the database, one line each (or JSON)."""
+    """The tournaments of the database: a header row and one row each, in
+    fixed columns (or JSON; specs/tournament.md §Listing and deleting)."""
     rows = [_with_total({**r, "done": done, "running_now": store.run_active(r["id"])}, done)
             for r in store.tournaments() for done in (store.count_games(r["id"]),)]
     if as_json:
@@ -532,10 +533,46 @@ def _list(store: Store, as_json: bool) -> None:
                                                   "total_games", "created", "done", "running_now")}
                                for r in rows], indent=2))
         return
-    for r in rows:
-        typer.echo(f"{r['id']:>4}  {r['name']:<30} {r['game']:<9} "
-                   f"{r['done']}/{r['total_games']} games  "
-                   f"{_status_shown(r['status'], r['running_now'])}")
+    if not rows:
+        print(f"arbiter: no tournaments in {store.path}", file=sys.stderr)
+        return
+    for line in tournament_table(rows):
+        typer.echo(line)
+
+
+#: the widest a name is shown in ``arbiter tournaments`` (a longer one is cut, with ``…``)
+LIST_NAME_WIDTH = 30
+
+
+def tournament_table(rows: list[dict[str, Any]]) -> list[str]:
+    """``arbiter tournaments``: the header and a line per tournament, each
+    column as wide as its widest cell (the name at most
+    :data:`LIST_NAME_WIDTH` terminal cells), the status last.  What a user
+    named is shown printable (control characters as ``?``), measured in
+    terminal cells."""
+    from rich.cells import cell_len, set_cell_size
+
+    def shown(text: Any) -> str:
+        return "".join(ch if ch.isprintable() else "?" for ch in str(text or ""))
+
+    def name(text: Any) -> str:
+        text = shown(text)
+        if cell_len(text) > LIST_NAME_WIDTH:
+            text = set_cell_size(text, LIST_NAME_WIDTH - 1) + "…"
+        return text
+
+    header = ("ID", "NAME", "GAME", "FORMAT", "CREATED", "GAMES", "STATUS")
+    table = [header] + [(str(r["id"]), name(r["name"]), shown(r["game"]), shown(r["format"]),
+                         shown(r.get("created"))[:16].replace("T", " "),
+                         f"{r['done']}/{r['total_games']} games",
+                         _status_shown(r["status"], r["running_now"])) for r in rows]
+    widths = [max(cell_len(row[column]) for row in table) for column in range(len(header) - 1)]
+    lines = []
+    for row in table:
+        cells = [" " * (widths[0] - cell_len(row[0])) + row[0]]  # the ID right-aligned
+        cells += [set_cell_size(cell, width) for cell, width in zip(row[1:-1], widths[1:], strict=True)]
+        lines.append("  " + "  ".join(cells + [row[-1]]))
+    return lines
 
 
 class TournamentsAction(enum.StrEnum):
