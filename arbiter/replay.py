@@ -343,9 +343,10 @@ def position_at(parsed: ParsedGame, ply: int | None = None) -> Position:
 def to_record(parsed: ParsedGame) -> GameRecord:
     """The record of a game that replays OK (ValueError with the replay's
     message otherwise).  Moves become canonical; an unfinished game (``*``)
-    cannot become a record.  What the text does not hold stays empty: clock,
-    nodes, pv, engine-reported time, engine authors; a move without our
-    comment has time 0 (``specs/records.md`` §Reading).  The message is
+    cannot become a record.  What the text does not hold stays empty: nodes,
+    pv, engine-reported time, engine authors, and the clock of a move
+    without ``[%clk]``; a move without our comment has time 0
+    (``specs/records.md`` §Reading).  The message is
     :func:`replay`'s error when the game does not replay OK."""
     try:
         game, start, final, canonical = _replay(parsed)

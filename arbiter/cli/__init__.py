@@ -136,7 +136,8 @@ def _option_values(command: Any) -> dict[str, bool]:
 #: the value a help text shows for an option, by parameter name, where the
 #: upper-cased name would say less (every other one: ``--tc TC``)
 METAVARS = {"engine": "SPEC", "engines_file": "FILE", "db": "FILE", "pgn": "FILE", "log": "DIR",
-            "openings": "FILE", "out": "FILE", "fen": "POSITION", "moves": "MOVES", "opening_plies": "N"}
+            "openings": "FILE", "out": "FILE", "fen": "POSITION", "moves": "MOVES",
+            "opening_plies": "N"}
 
 
 def _no_type(*args: Any, **kwargs: Any) -> str:

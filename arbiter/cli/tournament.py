@@ -377,7 +377,8 @@ def tournament(
 ) -> None:
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
-                 opening_plies=opening_plies, order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
+                 opening_plies=opening_plies, order=order, seed=seed, random_plies=random_plies,
+                 concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, name=name, pgn=pgn, log=log, cluster=cluster, engine=engine or None, each=each)
@@ -454,7 +455,8 @@ def match(
     if games is None and sprt is not None:
         games = 10000
     flags = dict(game=game, format="round-robin", games=games, rounds=rounds, openings=openings,
-                 opening_plies=opening_plies, order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
+                 opening_plies=opening_plies, order=order, seed=seed, random_plies=random_plies,
+                 concurrency=concurrency,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, pgn=pgn, log=log, each=each,
