@@ -528,11 +528,12 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
     send, receive = trio.open_memory_channel[int](100)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(feed.run)
-        slow = feed.watch(("tournament", 1))
+        slow = feed.watch(("tournament", 1), await feed.current(("tournament", 1)))
         await slow.__anext__()  # subscribed, then never read again
 
         async def read() -> None:
-            async with aclosing(feed.watch(("tournament", 1))) as events:
+            first = await feed.current(("tournament", 1))
+            async with aclosing(feed.watch(("tournament", 1), first)) as events:
                 async for text in events:
                     for event in text.split("\n\n")[:-1]:
                         section = json.loads(event.split("data: ", 1)[1])

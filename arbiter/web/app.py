@@ -213,26 +213,38 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def _events(feed: Feed, topic: Callable[[Request], Hashable]) -> Callable[[Request], Any]:
     """An event stream (``text/event-stream``) of a topic's updates."""
     async def endpoint(request: Request) -> Response:
+        response: Response
         try:
             subject = topic(request)
         except NotFound as exc:
-            response: Response = _not_found(request, str(exc))
+            response = _not_found(request, str(exc))
         else:
+            first = None if feed.full() else await feed.current(subject)
             if feed.full():
                 response = PlainTextResponse("too many viewers\n", status_code=503)
+            elif first is None:
+                response = _not_found(request, _missing(subject))
             else:
-                response = StreamingResponse(_stream(feed, subject), media_type="text/event-stream",
+                response = StreamingResponse(_stream(feed, subject, first), media_type="text/event-stream",
                                              headers={"Cache-Control": "no-store"})
         response.headers.update(SAFETY_HEADERS)
         return response
     return endpoint
 
 
-async def _stream(feed: Feed, topic: Hashable) -> AsyncIterator[str]:
+def _missing(topic: Hashable) -> str:
+    """What a topic that is not there is (an event stream's 404)."""
+    assert isinstance(topic, tuple)
+    if topic[0] == "tournament":
+        return f"no tournament {topic[1]}"
+    return f"no game {topic[2]!r} in progress in tournament {topic[1]}"
+
+
+async def _stream(feed: Feed, topic: Hashable, first: dict[str, str]) -> AsyncIterator[str]:
     """The event stream's text; the viewer is removed as soon as it ends
     (``aclosing``: a gone viewer does not wait for the garbage collector)."""
     yield "retry: 2000\n\n"  # the browser reconnects 2 s after a lost connection
-    async with aclosing(feed.watch(topic)) as events:
+    async with aclosing(feed.watch(topic, first)) as events:
         async for event in events:
             yield event
 
