@@ -29,10 +29,12 @@ from arbiter.svg.markup import Markup, el, num
 #: the drawing's width in user units (the page scales it to its column)
 WIDTH = 400.0
 #: room for the axis labels left and below, and the margins
-LEFT, RIGHT, TOP, BOTTOM = 38.0, 8.0, 8.0, 18.0
+LEFT, RIGHT, TOP, BOTTOM = 44.0, 8.0, 10.0, 20.0
 #: heights of the score, time, LLR and rating charts
 SCORE_HEIGHT, TIME_HEIGHT, LLR_HEIGHT, RATING_HEIGHT = 140.0, 96.0, 150.0, 150.0
-FONT_SIZE = 10
+FONT_SIZE = 12
+#: what centres a label on a line: a third of its size below the line
+MID = FONT_SIZE * 0.35
 #: a score's height is clipped here (centipawns): a mate or a lost position
 #: would otherwise flatten every other score of the game to a line
 SCORE_CLIP = 1000
@@ -181,8 +183,8 @@ def score_chart(moves: Sequence[dict[str, Any]], ply: int | None = None, link: s
     parts.append(_hline(frame.y(0), "chart-zero", AXIS))
     for value in (high, -high):
         parts.append(_hline(frame.y(value), "chart-grid", GRID, "2 3"))
-    parts += [_label(f"{high:+.0f}", LEFT - 4, frame.y(high) + 3.5), _label("0", LEFT - 4, frame.y(0) + 3.5),
-              _label(f"{-high:+.0f}", LEFT - 4, frame.y(-high) + 3.5),
+    parts += [_label(f"{high:+.0f}", LEFT - 4, frame.y(high) + MID), _label("0", LEFT - 4, frame.y(0) + MID),
+              _label(f"{-high:+.0f}", LEFT - 4, frame.y(-high) + MID),
               _label(f"ply {plies}", WIDTH - RIGHT, SCORE_HEIGHT - 4),
               _label("cp", LEFT + 4, SCORE_HEIGHT - 4, "start")]
     for side, (color, dash) in SIDES.items():
@@ -211,7 +213,7 @@ def time_chart(moves: Sequence[dict[str, Any]], ply: int | None = None, link: st
         parts.append(el("rect", x=frame.x(m["ply"]) - width / 2, y=y, width=width,
                         height=max(0.5, TIME_HEIGHT - BOTTOM - y), fill=color,
                         class_=f"chart-{m['color']}-fill"))
-    parts += [_label(f"{top:.2f}s", LEFT - 4, frame.y(top) + 3.5), _label("0", LEFT - 4, frame.y(0)),
+    parts += [_label(f"{top:.2f}s", LEFT - 4, frame.y(top) + MID), _label("0", LEFT - 4, frame.y(0)),
               _label(f"ply {plies}", WIDTH - RIGHT, TIME_HEIGHT - 4)]
     parts += _marker(frame, ply) + _columns(frame, moves, link)
     return _game_document(frame, parts, "time per move, both sides", plies)
@@ -232,10 +234,10 @@ def llr_chart(points: Sequence[Sequence[float]], lower: float, upper: float) -> 
     for bound, name in ((upper, "H1 accepted"), (lower, "H0 accepted")):
         y = frame.y(bound)
         parts.append(_hline(y, "chart-bound", BOUND, "5 3"))
-        parts.append(_label(f"{bound:+.2f}", LEFT - 4, y + 3.5, cls="chart-bound-label", fill=BOUND))
-        parts.append(_label(name, WIDTH - RIGHT - 2, y - 4 if bound > 0 else y + 12, cls="chart-bound-label",
+        parts.append(_label(f"{bound:+.2f}", LEFT - 4, y + MID, cls="chart-bound-label", fill=BOUND))
+        parts.append(_label(name, WIDTH - RIGHT - 2, y - 4 if bound > 0 else y + FONT_SIZE + 2, cls="chart-bound-label",
                             fill=BOUND))
-    parts += [_label("0", LEFT - 4, frame.y(0) + 3.5), _label(f"{games:g} games", WIDTH - RIGHT, LLR_HEIGHT - 4),
+    parts += [_label("0", LEFT - 4, frame.y(0) + MID), _label(f"{games:g} games", WIDTH - RIGHT, LLR_HEIGHT - 4),
               _label("LLR", LEFT + 4, LLR_HEIGHT - 4, "start")]
     drawn = [(frame.x(p[0]), frame.y(p[1])) for p in points if math.isfinite(p[1])]
     if drawn:
@@ -255,7 +257,7 @@ def rating_chart(points: Sequence[dict[str, Any]]) -> str:
     frame = _Frame(RATING_HEIGHT, -0.5, len(points) - 0.5, y_low - margin, y_high + margin)
     parts = frame.parts()
     parts.append(_hline(frame.y(0), "chart-zero", AXIS))
-    parts += [_label(f"{y_high + margin:+.0f}", LEFT - 4, TOP + 8), _label("0", LEFT - 4, frame.y(0) + 3.5),
+    parts += [_label(f"{y_high + margin:+.0f}", LEFT - 4, TOP + FONT_SIZE), _label("0", LEFT - 4, frame.y(0) + MID),
               _label(f"{y_low - margin:+.0f}", LEFT - 4, RATING_HEIGHT - BOTTOM)]
     for i, p in enumerate(points):
         parts.append(_label(f"#{p['tournament']}", frame.x(i), RATING_HEIGHT - 4, "middle"))
