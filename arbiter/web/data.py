@@ -50,6 +50,11 @@ _LIST_COLUMNS = ("id, tournament, key, seq, round, pairing, game_index, pair, ga
 #: picture serves every viewer; a few concurrencies' worth is plenty
 LIVE_PICTURES = 64
 
+#: engines whose page figures (totals, head to head, rating history) are
+#: remembered until a game is stored: each costs a pass over every game of
+#: the database (about 100 ms of CPU at 10,000 games, bench/README.md)
+ENGINE_PAGES = 32
+
 
 class NotFound(LookupError):
     """An id, page or ply the database does not have; ``str()`` says which."""
@@ -79,6 +84,8 @@ class Reader:
         #: (svg, side to move, position string) of a game in progress at a ply
         self._pictures: dict[tuple[int, str, int], tuple[str, str, str]] = {}
         self._counts: dict[int, Count] = {}
+        #: each engine's page figures with the last game id they counted
+        self._engines: dict[str, tuple[int | None, dict[str, Any]]] = {}
 
     def close(self) -> None:
         self.store.close()
@@ -295,11 +302,20 @@ class Reader:
         games across the tournaments of the database (the latest first),
         each with its result from the engine's side."""
         with self._using() as store:
-            summary = engines.engine_summary(store, name)
-            if summary is None:
-                raise NotFound(f"no engine {name!r}")
-            history = engines.rating_history(store, name)
-            total = summary["totals"]["games"]
+            last = store.db.conn.execute("select max(id) from games").fetchone()[0]
+            cached = self._engines.get(name)
+            if cached is None or cached[0] != last:
+                summary = engines.engine_summary(store, name)
+                if summary is None:
+                    raise NotFound(f"no engine {name!r}")
+                history = engines.rating_history(store, name)
+                for series in history:
+                    series["chart"] = charts.rating_chart(series["points"]) if series["points"] else None
+                if len(self._engines) >= ENGINE_PAGES:
+                    self._engines.clear()
+                cached = self._engines[name] = (last, {**summary, "ratings": history})
+            figures = cached[1]
+            total = figures["totals"]["games"]
             offset = _offset(page, total)
             games = rows(store, "select g.id, g.tournament, t.name as tournament_name, g.game, g.white, "
                          "g.black, g.result, g.termination, g.detail, g.plies, g.end_time from games g "
@@ -307,10 +323,7 @@ class Reader:
                          "order by g.id desc limit ? offset ?", [name, name, GAMES_PAGE_SIZE, offset])
         for game in games:
             game["outcome"] = _outcome(game, name)
-        for series in history:
-            series["chart"] = charts.rating_chart(series["points"]) if series["points"] else None
-        return {"engine": name, **summary, "ratings": history, "games": games,
-                "page": _page_info(page, total)}
+        return {"engine": name, **figures, "games": games, "page": _page_info(page, total)}
 
 
 def _figures(ply: Ply) -> dict[str, Any]:
