@@ -373,6 +373,9 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3, help="the page's timings per version")
     parser.add_argument("--baseline", metavar="REV", help="an earlier commit to measure beside this tree")
+    parser.add_argument("--baseline-tree", metavar="DIR",
+                        help="the baseline's code extracted already (git archive REV arbiter protocol "
+                             "sample_engines): on a machine without the repository's history")
     parser.add_argument("--time-pages", metavar="DB", help=argparse.SUPPRESS)
     parser.add_argument("--tree", help=argparse.SUPPRESS)
     parser.add_argument("urls", nargs="*", help=argparse.SUPPRESS)
@@ -398,9 +401,12 @@ def main() -> None:
         args.modes = ",".join(m for m in DEFAULT_MODES if args.baseline or not m.endswith("-baseline"))
     if "-baseline" in args.modes and not args.baseline:
         parser.error("a -baseline mode needs --baseline REV")
+    if args.baseline_tree and not args.baseline:
+        parser.error("--baseline-tree needs --baseline REV (the revision it holds)")
     with tempfile.TemporaryDirectory(prefix="bench-web-") as directory:
         if args.baseline:
-            BASELINE["tree"] = extract_baseline(args.baseline, directory)
+            BASELINE["tree"] = (os.path.abspath(args.baseline_tree) if args.baseline_tree
+                                else extract_baseline(args.baseline, directory))
         if not args.skip_page:
             page(args, directory)
         if not args.skip_viewers:

@@ -20,7 +20,7 @@ import pytest
 from cli import PROCESS_TIMEOUT, arbiter, invoke, start
 from markupsafe import escape  # what the templates escape with
 from starlette.testclient import TestClient
-from web_pages import table_rows, text
+from web_pages import get_json, get_page, table_rows, text, view_client
 
 from arbiter.cli.web import is_loopback
 from arbiter.store import Store
@@ -64,24 +64,8 @@ def db(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def client(db):
-    app = create_app(db)
-    with TestClient(app) as client:
+    with view_client(db) as client:
         yield client
-    app.state.reader.close()
-
-
-def get_json(client, url: str):
-    response = client.get(url)
-    assert response.status_code == 200, (url, response.text)
-    assert response.headers["content-type"] == "application/json"
-    return response.json()
-
-
-def get_page(client, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200, (url, response.text)
-    assert response.headers["content-type"].startswith("text/html")
-    return response.text
 
 
 def test_tournaments_page_and_json(client):
@@ -300,7 +284,8 @@ def test_an_sprt_stop_and_illegal_moves(tmp_path):
         terminations = shown["standings"]["terminations"]
         assert terminations["illegal-move"] >= 1 and sum(terminations.values()) == done
         page = get_page(client, "/tournament/1")
-        assert f"LLR {sprt['llr']} between {sprt['lower']} and {sprt['upper']}: {sprt['decision']}" in text(page)
+        assert (f"LLR {sprt['llr']:.2f} between {sprt['lower']:.2f} and {sprt['upper']:.2f}: {sprt['decision']}"
+                in text(page))
         # the chart's last point is the standings' own LLR, after every game
         assert shown["sprt_llr"][0] == [0, 0.0] and shown["sprt_llr"][-1] == [done, sprt["llr"]]
         assert shown["sprt_chart"].startswith("<svg") and shown["sprt_chart"] in page

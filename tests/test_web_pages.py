@@ -15,10 +15,8 @@ from pathlib import Path
 
 import pytest
 from cli import invoke
-from starlette.testclient import TestClient
-from web_pages import table_rows, text
+from web_pages import get_json, get_page, table_rows, text, view_client
 
-from arbiter.web import create_app
 from arbiter.web.runs import RESULTS
 
 PYTHON = sys.executable
@@ -60,16 +58,13 @@ def db(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def client(db):
-    app = create_app(db)
-    with TestClient(app) as client:
+    with view_client(db) as client:
         yield client
-    app.state.reader.close()
 
 
 def get(client, url: str):
-    response = client.get(url)
-    assert response.status_code == 200, (url, response.text[:300])
-    return response.json() if url.startswith("/api/") else response.text
+    """A page's HTML, or under /api/ its JSON."""
+    return get_json(client, url) if url.startswith("/api/") else get_page(client, url)
 
 
 def test_every_engine_listed_with_its_totals(client):

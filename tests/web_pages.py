@@ -1,11 +1,44 @@
-"""Reading the web view's pages in tests: the text a reader sees, and the
-cells of a table, from the HTML (the standard library's parser), so that a
-test states the facts a page shows rather than its markup."""
+"""The web view in tests: the application over a database as a client, its
+pages and JSON fetched, and read: the text a reader sees and the cells of a
+table, from the HTML (the standard library's parser), so that a test states
+the facts a page shows rather than its markup."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+
+@contextmanager
+def view_client(db: Path) -> Iterator[Any]:
+    """Starlette's test client of the web view of ``db`` (its lifespan run:
+    the live updates' feed), the database closed after."""
+    from starlette.testclient import TestClient
+
+    from arbiter.web import create_app
+
+    app = create_app(db)
+    with TestClient(app) as client:
+        yield client
+    app.state.reader.close()
+
+
+def get_json(client: Any, url: str) -> Any:
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.text)
+    assert response.headers["content-type"] == "application/json"
+    return response.json()
+
+
+def get_page(client: Any, url: str) -> str:
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.text)
+    assert response.headers["content-type"].startswith("text/html")
+    return response.text
 
 
 class _Tables(HTMLParser):

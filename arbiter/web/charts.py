@@ -24,7 +24,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from arbiter.record import ScoreKind
 from arbiter.svg.markup import Markup, el, num
+
+from .format import read_score
 
 #: the drawing's width in user units (the page scales it to its column)
 WIDTH = 400.0
@@ -106,19 +109,15 @@ def _polyline(points: Sequence[tuple[float, float]], cls: str, color: str, dash:
 def score_cp(text: str | None) -> float | None:
     """A score's text (``cp 35``, ``mate -3``, ``winprob 0.62``) as
     centipawns from the mover's view, clipped to :data:`SCORE_CLIP`."""
-    if not text:
+    score = read_score(text)
+    if score is None:
         return None
-    kind, _, value = text.partition(" ")
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    if kind == "cp":
-        cp = number
-    elif kind == "mate":
-        cp = MATE_CP if number > 0 else -MATE_CP
-    elif kind == "winprob" and 0 < number < 1:
-        cp = 400 * math.log10(number / (1 - number))  # the Elo curve, 400 a decade
+    if score.kind is ScoreKind.CP:
+        cp = float(score.value)
+    elif score.kind is ScoreKind.MATE:
+        cp = MATE_CP if score.value > 0 else -MATE_CP
+    elif 0 < score.value < 1:
+        cp = 400 * math.log10(score.value / (1 - score.value))  # the Elo curve, 400 a decade
     else:
         return None
     return max(-SCORE_CLIP, min(SCORE_CLIP, cp))

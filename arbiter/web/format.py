@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime as _dt
 from urllib.parse import quote
 
+from arbiter.record import Score, ScoreKind
+
 #: the words of a figure the database has no value for
 NO_VALUE = "none yet"
 
@@ -77,26 +79,31 @@ def reason(text: str | None) -> str:
     return "no games yet" if head == "no games" else head
 
 
-def score(text: str | None) -> str:
-    """An engine's score as written in a record (``cp 35``, ``mate -3``,
-    ``winprob 0.62``) as a reader reads it: ``+0.35``, ``mate -3``, ``62%``."""
+def read_score(text: str | None) -> Score | None:
+    """A score as a record writes it (``cp 35``, ``mate -3``, ``winprob
+    0.62``), read; None when there is none or it is not one."""
     if not text:
-        return ""
-    kind, _, value = text.partition(" ")
+        return None
     try:
-        number = float(value)
+        return Score.parse(text)
     except ValueError:
-        return text
-    if kind == "cp":
-        return f"{number / 100:+.2f}"
-    if kind == "mate":
-        return f"mate {int(number):+d}"
-    if kind == "winprob":
-        return f"{100 * number:.0f}%"
-    return text
+        return None
+
+
+def score(text: str | None) -> str:
+    """An engine's score as written in a record as a reader reads it:
+    ``+0.35``, ``mate -3``, ``62%`` (a text that is no score, as it is)."""
+    read = read_score(text)
+    if read is None:
+        return text or ""
+    if read.kind is ScoreKind.CP:
+        return f"{read.value / 100:+.2f}"
+    if read.kind is ScoreKind.MATE:
+        return f"mate {int(read.value):+d}"
+    return f"{100 * read.value:.0f}%"
 
 
 FILTERS = {"ms": seconds, "duration": duration, "part": path_part, "when": when, "signed": signed,
            "percent": percent, "count": count, "big": big, "reason": reason, "score": score}
 
-__all__ = ["FILTERS", "NO_VALUE"]
+__all__ = ["FILTERS", "NO_VALUE", "read_score"]
