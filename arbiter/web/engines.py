@@ -100,11 +100,13 @@ def rating_history(store: Store, name: str) -> list[dict[str, Any]]:
     game kind: ``{"game", "points": [{tournament, name, created, games,
     elo, error, rank, engines}]}`` (the latest :data:`RATING_HISTORY`)."""
     from arbiter.rating import Anchor, joint_ratings
+    from arbiter.standings import by_first_mover, first_mover
 
     kinds = rows(store, "select distinct t.game from games g join tournaments t on t.id = g.tournament "
                  "where g.white = ? or g.black = ? order by t.game", [name, name])
     series = []
     for kind in (k["game"] for k in kinds):
+        side = first_mover(kind)
         tournaments = rows(store, "select id, name, created from tournaments where game = ? order by id",
                            [kind])
         mine = {r["tournament"] for r in rows(store, "select distinct tournament from games where "
@@ -115,7 +117,7 @@ def rating_history(store: Store, name: str) -> list[dict[str, Any]]:
             points = _WHITE_POINTS.get(game["result"])
             if points is not None and game["white"] != game["black"]:
                 by_tournament.setdefault(game["tournament"], []).append(
-                    (game["white"], game["black"], points))
+                    by_first_mover(game["white"], game["black"], points, side))
         scored: list[tuple[str, str, float]] = []
         entrants: dict[str, None] = {}
         points_list = []
@@ -124,7 +126,7 @@ def rating_history(store: Store, name: str) -> list[dict[str, Any]]:
             entrants.update(dict.fromkeys(e["name"] for e in store.engines(tournament["id"])))
             if tournament["id"] not in shown:
                 continue
-            ratings = joint_ratings(scored, anchor=Anchor(), engines=entrants)
+            ratings = joint_ratings(scored, anchor=Anchor(), engines=entrants, first_move=True)  # as `arbiter ratings`
             rated = [r for r in ratings if r.elo is not None]
             try:
                 mine_rating = ratings[name]
