@@ -46,6 +46,7 @@ from arbiter.games import GameError, get_game
 from arbiter.knockout import MAX_TIEBREAK_PAIRS
 from arbiter.match import DEFAULT_TC
 from arbiter.match.adjudication import Adjudication, AdjudicationError
+from arbiter.pgn import MAX_RECORD_MOVES
 from arbiter.rating import SPRT, SPRTConfigError
 from arbiter.rounds import (
     DEFAULT_PAIRS,
@@ -68,7 +69,9 @@ from arbiter.schedule import (
     ScheduleError,
     build_schedule,
     check_size,
+    is_pgn_openings,
     parse_openings,
+    pgn_openings,
 )
 from protocol.limits import MAX_INT, MIN_INT
 
@@ -99,6 +102,7 @@ NUMBER_RANGES: dict[str, tuple[int, int]] = {
     "concurrency": (1, MAX_CONCURRENCY), "random_plies": (0, MAX_RANDOM_PLIES),
     "timemargin": (0, MAX_TIME_MS), "maxplies": (1, MAX_INT), "seed": (MIN_INT, MAX_INT),
     "pairs": (1, MAX_SCHEDULE_GAMES), "tiebreak_pairs": (0, MAX_TIEBREAK_PAIRS),
+    "opening_plies": (0, MAX_RECORD_MOVES),
 }
 
 
@@ -175,14 +179,14 @@ def engine_configs(specs: Sequence[str], engines_file: str | None = None,
 
 #: keys of a tournament TOML file (``specs/tournament.md`` §Config file)
 CONFIG_KEYS = (
-    "name", "game", "engine", "format", "games", "rounds", "openings", "order", "seed",
+    "name", "game", "engine", "format", "games", "rounds", "openings", "opening_plies", "order", "seed",
     "random_plies", "tc", "timemargin", "maxplies", "resign", "draw", "stall", "sprt", "concurrency",
     "restart", "db", "pgn", "log", "engines_file", "cluster", "workers", "seeds", "pairs",
     "tiebreak_pairs", "strict",
 )
 
 #: the settings that define a tournament (not allowed with ``--resume``)
-DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "order", "seed",
+DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "opening_plies", "order", "seed",
             "random_plies", "tc", "timemargin", "maxplies", "resign", "draw", "stall", "sprt", "name",
             "seeds", "pairs", "tiebreak_pairs")
 
@@ -209,6 +213,9 @@ class TournamentConfig:
     rounds: int = 1
     openings: list[Opening] = field(default_factory=list)
     openings_file: str | None = None
+    #: ``--opening-plies``: each opening of the file cut to this many plies
+    #: (None: whole); kept for the record, the cut openings define the tournament
+    opening_plies: int | None = None
     order: str = "sequential"
     seed: int = 0
     random_plies: int = 0
@@ -375,7 +382,8 @@ class TournamentConfig:
 
     def to_dict(self) -> dict[str, Any]:
         data = self.defining()
-        data.update(openings_file=self.openings_file, concurrency=self.concurrency,
+        data.update(openings_file=self.openings_file, opening_plies=self.opening_plies,
+                    concurrency=self.concurrency,
                     restart=self.restart, pgn=self.pgn, log_dir=self.log_dir)
         return data
 
@@ -396,7 +404,8 @@ class TournamentConfig:
 _KEY_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "name": (str, "a string"), "game": (str, "a string"), "format": (str, "a string"),
     "games": (int, "a whole number"), "rounds": (int, "a whole number"),
-    "openings": (str, "a file path"), "order": (str, "a string"), "seed": (int, "a whole number"),
+    "openings": (str, "a file path"), "opening_plies": (int, "a whole number"),
+    "order": (str, "a string"), "seed": (int, "a whole number"),
     "random_plies": (int, "a whole number"), "tc": (str, "a time-control string"),
     "timemargin": (int, "a whole number of ms"), "maxplies": (int, "a whole number"),
     "resign": ((str, dict), "a string or a table"), "draw": ((str, dict), "a string or a table"),
@@ -490,15 +499,18 @@ def _check_key(path: str, key: str, value: Any) -> Any:
     return value
 
 
-def read_openings(game: str, path: str) -> list[Opening]:
-    """An openings file, each line checked by the referee (errors name
-    file:line).  At most :data:`~arbiter.schedule.MAX_OPENINGS_BYTES` are
-    read: a larger file (``/dev/zero``) is refused, not read into memory."""
+def read_openings(game: str, path: str, plies: int | None = None) -> list[Opening]:
+    """An openings file, one opening a line or a PGN file of games
+    (:func:`~arbiter.schedule.is_pgn_openings`), each opening checked by the
+    referee (errors name file:line) and cut to ``plies`` plies when given.
+    At most :data:`~arbiter.schedule.MAX_OPENINGS_BYTES` are read: a larger
+    file (``/dev/zero``) is refused, not read into memory."""
     text = read_bounded_text(path, MAX_OPENINGS_BYTES, ConfigError, cannot_read="cannot read openings",
                              too_big=f"an openings file of more than {MAX_OPENINGS_BYTES} bytes (the "
                                      "limit); is it the right file?")
+    read = pgn_openings if is_pgn_openings(path, text) else parse_openings
     try:
-        return parse_openings(get_game(game), text, path)
+        return read(get_game(game), text, path, plies)
     except (ScheduleError, GameError) as exc:
         raise ConfigError(str(exc)) from None
 
@@ -563,7 +575,11 @@ def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineCo
     if len(engines) < 2:
         raise ConfigError(f"a tournament needs at least two engines (got {len(engines)}): "
                           "give --engine SPEC for each, or engine = [...] in the config file")
-    openings = read_openings(game, settings["openings"]) if settings.get("openings") else []
+    plies = settings.get("opening_plies")
+    if plies is not None and not settings.get("openings"):
+        raise ConfigError("--opening-plies (opening_plies) cuts the openings of a file: give "
+                          "--openings FILE too")
+    openings = read_openings(game, settings["openings"], plies) if settings.get("openings") else []
     stall = settings.get("stall")
     format = settings.get("format") or "round-robin"
     config = TournamentConfig(
@@ -573,7 +589,7 @@ def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineCo
         seeds=_seed_names(settings.get("seeds")),
         pairs=_or(settings.get("pairs"), DEFAULT_PAIRS),
         tiebreak_pairs=_or(settings.get("tiebreak_pairs"), DEFAULT_TIEBREAK_PAIRS),
-        openings=openings, openings_file=settings.get("openings"),
+        openings=openings, openings_file=settings.get("openings"), opening_plies=plies,
         order=settings.get("order") or "sequential",
         seed=settings.get("seed") or 0,
         random_plies=settings.get("random_plies") or 0,

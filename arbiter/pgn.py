@@ -94,11 +94,12 @@ class ParsedMove:
 
 @dataclass(frozen=True)
 class MoveData:
-    """What a move comment like ``{+0.35/12 0.52s}`` says."""
+    """What a move comment like ``{+0.35/12 0.52s [%clk 0:00:09.48]}`` says."""
 
     score: str | None  # protocol form: "cp 35", "mate -3", "winprob 0.62"
     depth: int | None
     time_ms: int | None
+    clock_ms: int | None = None  # the mover's clock after the move (``[%clk]``)
 
 
 @dataclass
@@ -204,8 +205,12 @@ def parse_score(text: str) -> str | None:
     return f"winprob {float(Decimal(m['pct']) / 100):g}"
 
 
-def format_move_comment(score: str | None, depth: int | None, time_ms: int) -> str:
-    """``+0.35/12 0.52s``: score[/depth] from the mover's view, then time used."""
+def format_move_comment(score: str | None, depth: int | None, time_ms: int,
+                        clock_ms: int | None = None) -> str:
+    """``+0.35/12 0.52s [%clk 0:00:09.48] [%emt 0:00:00.52]``: score[/depth]
+    from the mover's view, the time used, then the clock left after the move
+    (when there is a clock) and the time used again as PGN's embedded
+    commands, the forms chess tools read (``specs/records.md`` §4)."""
     parts = []
     if score is not None or depth is not None:
         evaluation = format_score(score) if score is not None else "?"
@@ -213,13 +218,68 @@ def format_move_comment(score: str | None, depth: int | None, time_ms: int) -> s
             evaluation += f"/{depth}"
         parts.append(evaluation)
     parts.append(format_seconds(time_ms))
+    if clock_ms is not None and clock_ms >= 0:
+        parts.append(f"[%{CLOCK_COMMAND} {format_clock(clock_ms)}]")
+    if time_ms >= 0:
+        parts.append(f"[%{ELAPSED_COMMAND} {format_clock(time_ms)}]")
     return " ".join(parts)
 
 
+#: PGN's embedded commands (``[%clk ...]`` in a comment) that a move comment
+#: holds: the clock left after the move, and the time the move used
+CLOCK_COMMAND = "clk"
+ELAPSED_COMMAND = "emt"
+
+#: an embedded command in a comment: ``[%name value]``
+_COMMAND = re.compile(r"\[%(?P<name>[A-Za-z][A-Za-z0-9_]*)(?:\s+(?P<value>[^\]]*?))?\s*\]", re.ASCII)
+#: a command's time, ``H:MM:SS`` with an optional fraction of a second
+_CLOCK = re.compile(r"^(?P<h>\d+):(?P<m>\d+):(?P<s>\d+(?:\.\d+)?)$", re.ASCII)
+
+
+def format_clock(ms: int) -> str:
+    """Milliseconds as an embedded command's time, ``H:MM:SS`` and the
+    fraction of a second without trailing zeros: ``9480`` -> ``0:00:09.48``."""
+    hours, rest = divmod(ms, 3_600_000)
+    minutes, rest = divmod(rest, 60_000)
+    whole, _, fraction = format_seconds(rest).removesuffix("s").partition(".")
+    return f"{hours}:{minutes:02d}:{int(whole):02d}" + (f".{fraction}" if fraction else "")
+
+
+def parse_clock(text: str) -> int | None:
+    """Inverse of :func:`format_clock` (any ``H:M:S[.f]``, rounded to the
+    millisecond); None when it is not one."""
+    m = _CLOCK.match(text.strip())
+    if m is None:
+        return None
+    seconds = (int(m["h"]) * 60 + int(m["m"])) * 60 + Decimal(m["s"])
+    return int((seconds * 1000).to_integral_value())
+
+
+def split_commands(text: str) -> tuple[str, dict[str, str]]:
+    """A comment's text without its embedded commands, and the commands'
+    values by name (the first of each name)."""
+    commands: dict[str, str] = {}
+    for m in _COMMAND.finditer(text):
+        commands.setdefault(m["name"], (m["value"] or "").strip())
+    return _COMMAND.sub(" ", text), commands
+
+
 def parse_move_comment(text: str) -> MoveData | None:
-    """The data of a comment in our format, or None if it is free text."""
-    words = text.split()
-    if not words or len(words) > 2:
+    """The data of a comment in our format, or None if it is free text.
+
+    The embedded commands ``[%clk]`` and ``[%emt]`` are read wherever they
+    stand and other ``[%...]`` commands skipped; what is left must be our
+    ``EVAL TIME`` form, or nothing when a command gave a clock or a time (a
+    comment such as ``{[%clk 0:00:09.8]}``, as chess tools write them)."""
+    rest, commands = split_commands(text)
+    clock = parse_clock(commands[CLOCK_COMMAND]) if CLOCK_COMMAND in commands else None
+    elapsed = parse_clock(commands[ELAPSED_COMMAND]) if ELAPSED_COMMAND in commands else None
+    words = rest.split()
+    if not words:
+        if clock is None and elapsed is None:
+            return None
+        return MoveData(score=None, depth=None, time_ms=elapsed, clock_ms=clock)
+    if len(words) > 2:
         return None
     time = _TIME.match(words[-1])
     if not time:
@@ -240,7 +300,7 @@ def parse_move_comment(text: str) -> MoveData | None:
     ms = Decimal(time["seconds"]) * 1000
     if ms != ms.to_integral_value():
         return None
-    return MoveData(score=score, depth=depth, time_ms=int(ms))
+    return MoveData(score=score, depth=depth, time_ms=int(ms), clock_ms=clock)
 
 
 # --------------------------------------------------------------------------
@@ -637,7 +697,7 @@ class _PartReader:
             self.part.append(line)
         stripped = line.strip(" \t")
         self.blank_before, self.empty_before = not stripped, not line.strip()
-        if stripped.startswith("[") or _TAG_END.search(stripped):
+        if (stripped.startswith("[") and not stripped.startswith("[%")) or _TAG_END.search(stripped):
             self.body = False  # perhaps in a tag section: the next tag may be this game's
         elif stripped and stripped[0] not in ";%":
             self.body = True

@@ -58,7 +58,7 @@ __all__ = [
     "record_tags", "write_jsonl", "parse_jsonl", "read_jsonl", "parse_games", "read_games",
     "context_tags",
     "parsed_from_record", "round_label", "export_tags", "pgn_time_control", "START_TAG",
-    "TAGS_KEY",
+    "TAGS_KEY", "ARBITER_TERMINATION", "standard_termination", "precise_termination",
 ]
 
 #: Longest movetext line (PGN export format's limit).
@@ -80,6 +80,7 @@ TAG_ORDER = SEVEN_TAG_ROSTER + (
     "WhiteArbiterTimeControl",
     "BlackArbiterTimeControl",
     "Termination",
+    "ArbiterTermination",
     "GameStartTime",
     "GameEndTime",
     "WhiteEngine",
@@ -115,13 +116,64 @@ RULE_TERMINATIONS = frozenset(t.value for t in Termination)
 MATCH_TERMINATIONS = frozenset(t.value for t in MatchTermination) - {
     MatchTermination.HANDSHAKE_FAILURE.value}
 
-#: Standard PGN Termination values accepted in hand-written files, and what
-#: they mean here (None: the rules ended the game).
+#: The tag of our named reason (``specs/records.md`` §6); ``Termination``
+#: holds PGN's standard value, which chess tools read.
+ARBITER_TERMINATION = "ArbiterTermination"
+
+#: PGN's standard ``Termination`` value of each of our endings
+#: (``specs/records.md`` §6): the rules' endings are ``normal``.
+STANDARD_TERMINATIONS: dict[str, str] = {
+    **{value: "normal" for value in sorted(RULE_TERMINATIONS)},
+    MatchTermination.TIME_FORFEIT: "time forfeit",
+    MatchTermination.ILLEGAL_MOVE: "rules infraction",
+    MatchTermination.MALFORMED_BESTMOVE: "rules infraction",
+    MatchTermination.PROTOCOL_ERROR: "rules infraction",
+    MatchTermination.CRASH: "abandoned",
+    MatchTermination.STALL: "abandoned",
+    MatchTermination.DISCONNECT: "abandoned",
+    MatchTermination.MAX_PLIES: "adjudication",
+    MatchTermination.ADJUDICATED_RESIGN: "adjudication",
+    MatchTermination.ADJUDICATED_DRAW: "adjudication",
+}
+
+#: Standard PGN Termination values read without an ``ArbiterTermination``
+#: (files by other programs or by hand, ``specs/records.md`` §6), and what
+#: they mean here for replay (None: the rules ended the game).  An
+#: ``adjudication`` becomes ``adjudicated-draw`` or ``adjudicated-resign``
+#: by its result (:func:`precise_termination`).
 PGN_TERMINATIONS: dict[str, str | None] = {
     "normal": None,
-    "time forfeit": "time-forfeit",
-    "rules infraction": "illegal-move",
+    "time forfeit": MatchTermination.TIME_FORFEIT.value,
+    "rules infraction": MatchTermination.ILLEGAL_MOVE.value,
+    "abandoned": MatchTermination.CRASH.value,
+    "adjudication": MatchTermination.ADJUDICATED_RESIGN.value,
 }
+
+
+def standard_termination(termination: str) -> str:
+    """PGN's ``Termination`` value for one of our endings; ValueError for a
+    value that is none of them."""
+    try:
+        return STANDARD_TERMINATIONS[termination]
+    except KeyError:
+        raise ValueError(f"unknown termination {termination!r}") from None
+
+
+def precise_termination(tags: Mapping[str, str], result: str) -> str | None:
+    """Our named reason a game's tags give, when they give one without the
+    final position: ``ArbiterTermination``, else a ``Termination`` holding
+    one of ours (a file written before ``ArbiterTermination``), else the
+    reason a PGN value stands for (``time forfeit``: ``time-forfeit``;
+    ``adjudication``: ``adjudicated-draw`` for a draw, else
+    ``adjudicated-resign``).  None for ``normal`` or no tag (the rules'
+    reason, which the final position says) and for an unknown value."""
+    value = tags.get(ARBITER_TERMINATION, tags.get("Termination"))
+    if value is None or value in RULE_TERMINATIONS | MATCH_TERMINATIONS:
+        return value
+    standard = value.lower()
+    if standard == "adjudication" and result == "1/2-1/2":
+        return MatchTermination.ADJUDICATED_DRAW.value
+    return PGN_TERMINATIONS.get(standard)
 
 
 # --------------------------------------------------------------------------
@@ -201,7 +253,8 @@ def record_tags(record: GameRecord, tags: Mapping[str, str] | None = None) -> li
         values[START_TAG] = record.fen
     values["PlyCount"] = str(len(record.opening_moves) + len(record.moves))
     values.update(_time_control_tags(record))
-    values["Termination"] = record.termination
+    values["Termination"] = standard_termination(record.termination)
+    values[ARBITER_TERMINATION] = record.termination
     if record.start_time:
         values["GameStartTime"] = record.start_time
     if record.end_time:
@@ -246,22 +299,21 @@ def _score_text(ply: Ply) -> str | None:
 
 def movetext_tokens(record: GameRecord) -> list[str]:
     """The movetext as units kept on one line when they fit: a move (with
-    its number), a comment, the result."""
+    its number) and its comment, the closing comment, the result."""
     start = _start_position(record)
     first = start.game.first
     number = start.ply // 2 + 1
     mover = start.to_move
     tokens: list[str] = []
     plies: list[tuple[str, str]] = [(m, BOOK_COMMENT) for m in record.opening_moves]
-    plies += [(m.move, format_move_comment(_score_text(m), m.depth, m.time_ms)) for m in record.moves]
+    plies += [(m.move, format_move_comment(_score_text(m), m.depth, m.time_ms, m.clock_ms))
+              for m in record.moves]
     for index, (move, comment) in enumerate(plies):
         if mover is first:
-            tokens.append(f"{number}. {move}")
+            move = f"{number}. {move}"
         elif index == 0:
-            tokens.append(f"{number}... {move}")
-        else:
-            tokens.append(move)
-        tokens.append("{" + comment + "}")
+            move = f"{number}... {move}"
+        tokens.append(f"{move} {{{comment}}}")
         if mover is not first:
             number += 1
         mover = mover.other
@@ -482,7 +534,7 @@ def parsed_from_record(record: GameRecord, tags: Mapping[str, str] | None, filen
     context = {k: v for k, v in (tags or {}).items() if k not in RECORD_TAGS}
     pairs = record_tags(record, context)
     moves = [ParsedMove(text=m, line=line, book=True) for m in record.opening_moves]
-    moves += [ParsedMove(text=m.move, line=line, data=MoveData(_score_text(m), m.depth, m.time_ms))
+    moves += [ParsedMove(text=m.move, line=line, data=MoveData(_score_text(m), m.depth, m.time_ms, m.clock_ms))
               for m in record.moves]
     return ParsedGame(
         filename=filename, number=number, line=line, tags=dict(pairs),

@@ -34,12 +34,15 @@ from arbiter.pgn import (
 )
 from arbiter.record import GameRecord, Ply, Score
 from arbiter.records import (
+    ARBITER_TERMINATION,
     MATCH_TERMINATIONS,
     MAX_PLIES,
     PGN_TERMINATIONS,
     RULE_TERMINATIONS,
     SIDE_TO_MOVE_LOSES,
     START_TAG,
+    precise_termination,
+    standard_termination,
 )
 
 __all__ = ["ReplayReport", "replay", "syntax_report", "position_at", "to_record"]
@@ -105,7 +108,7 @@ def replay(parsed: ParsedGame) -> ReplayReport:
     report = ReplayReport(
         filename=parsed.filename, number=parsed.number, line=parsed.line, ok=False,
         white=parsed.tags.get("White"), black=parsed.tags.get("Black"),
-        result=parsed.result, termination=parsed.tags.get("Termination"),
+        result=parsed.result, termination=_termination_tag(parsed.tags)[1],
         plies=len(parsed.moves), skipped_variations=parsed.skipped_variations,
     )
     try:
@@ -215,14 +218,32 @@ def _check_tags(parsed: ParsedGame) -> None:
     count = tags.get("PlyCount")
     if count is not None and not is_number(count):
         raise _Bad("tag", lines["PlyCount"], f"tag PlyCount {count!r} is not a number")
-    termination = tags.get("Termination")
-    if termination is not None and _termination_kind(termination) is _UNKNOWN:
-        known = ", ".join(sorted(RULE_TERMINATIONS | MATCH_TERMINATIONS))
+    ours = tags.get(ARBITER_TERMINATION)
+    standard = tags.get("Termination")
+    known = ", ".join(sorted(RULE_TERMINATIONS | MATCH_TERMINATIONS))
+    if ours is not None:
+        if ours not in RULE_TERMINATIONS | MATCH_TERMINATIONS:
+            raise _Bad("tag", lines[ARBITER_TERMINATION],
+                       f"tag {ARBITER_TERMINATION} {ours!r} is not a known reason ({known})")
+        if standard is not None and standard.lower() not in (ours, standard_termination(ours)):
+            raise _Bad("tag", lines["Termination"],
+                       f"tag Termination {standard!r} disagrees with {ARBITER_TERMINATION} {ours!r} "
+                       f"(line {lines[ARBITER_TERMINATION]}), whose PGN value is "
+                       f"{standard_termination(ours)!r}")
+    elif standard is not None and _termination_kind(standard) is _UNKNOWN:
+        pgn = ", ".join(PGN_TERMINATIONS)
         raise _Bad("tag", lines["Termination"],
-                   f"tag Termination {termination!r} is not a known reason ({known})")
+                   f"tag Termination {standard!r} is not a known reason ({known}; or PGN's {pgn})")
 
 
 _UNKNOWN = object()
+
+
+def _termination_tag(tags: Mapping[str, str]) -> tuple[str, str | None]:
+    """The tag that names the game's ending and its value:
+    ``ArbiterTermination`` when given, else ``Termination``."""
+    name = ARBITER_TERMINATION if ARBITER_TERMINATION in tags else "Termination"
+    return name, tags.get(name)
 
 
 def _termination_kind(value: str) -> Any:
@@ -244,7 +265,7 @@ def _check_result(parsed: ParsedGame, position: Position) -> None:
     result = parsed.result
     line = parsed.result_line
     outcome = position.outcome()
-    termination = parsed.tags.get("Termination")
+    tag, termination = _termination_tag(parsed.tags)
     kind = _termination_kind(termination) if termination else None
     if result == UNFINISHED:
         if outcome is not None:
@@ -263,8 +284,8 @@ def _check_result(parsed: ParsedGame, position: Position) -> None:
                        f"result {result} contradicts the final position: {outcome.result} by "
                        f"{outcome.termination.value}")
         if termination in RULE_TERMINATIONS and termination != outcome.termination.value:
-            raise _Bad("result", parsed.tag_lines["Termination"],
-                       f"tag Termination {termination!r} but the final position ends by "
+            raise _Bad("result", parsed.tag_lines[tag],
+                       f"tag {tag} {termination!r} but the final position ends by "
                        f"{outcome.termination.value}")
         return
     if outcome is not None:
@@ -322,9 +343,10 @@ def position_at(parsed: ParsedGame, ply: int | None = None) -> Position:
 def to_record(parsed: ParsedGame) -> GameRecord:
     """The record of a game that replays OK (ValueError with the replay's
     message otherwise).  Moves become canonical; an unfinished game (``*``)
-    cannot become a record.  What the text does not hold stays empty: clock,
-    nodes, pv, engine-reported time, engine authors; a move without our
-    comment has time 0 (``specs/records.md`` §Reading).  The message is
+    cannot become a record.  What the text does not hold stays empty: nodes,
+    pv, engine-reported time, engine authors, and the clock of a move
+    without ``[%clk]``; a move without our comment has time 0
+    (``specs/records.md`` §Reading).  The message is
     :func:`replay`'s error when the game does not replay OK."""
     try:
         game, start, final, canonical = _replay(parsed)
@@ -336,7 +358,7 @@ def to_record(parsed: ParsedGame) -> GameRecord:
         return parsed.source_record
     tags = parsed.tags
     book = sum(1 for move in parsed.moves if move.book)
-    termination = _record_termination(tags.get("Termination"), final)
+    termination = _record_termination(precise_termination(tags, parsed.result), final)
     moves = []
     mover = start.to_move
     for index, (move, text) in enumerate(zip(parsed.moves, canonical, strict=False)):
@@ -344,7 +366,7 @@ def to_record(parsed: ParsedGame) -> GameRecord:
             data = move.data or MoveData(None, None, None)
             score = None if data.score is None else Score.parse(data.score)
             moves.append(Ply(move=text, color=mover.value, time_ms=data.time_ms or 0,
-                             score=score, depth=data.depth))
+                             clock_ms=data.clock_ms, score=score, depth=data.depth))
         mover = mover.other
     scores = final.scores()
     return GameRecord(
@@ -368,17 +390,15 @@ def to_record(parsed: ParsedGame) -> GameRecord:
     )
 
 
-def _record_termination(tag: str | None, final: Position) -> str:
-    """Our named reason for a Termination tag (absent or ``normal``: the
-    rules' reason read from the final position)."""
-    if tag in RULE_TERMINATIONS or tag in MATCH_TERMINATIONS:
-        return tag
-    kind = _termination_kind(tag) if tag is not None else None
-    if kind is None:
-        outcome = final.outcome()
-        assert outcome is not None  # replay checked it
-        return outcome.termination.value
-    return kind
+def _record_termination(precise: str | None, final: Position) -> str:
+    """Our named reason (:func:`~arbiter.records.precise_termination`), or,
+    without one (``normal``, no tag), the rules' reason the final position
+    gives."""
+    if precise is not None:
+        return precise
+    outcome = final.outcome()
+    assert outcome is not None  # replay checked it
+    return outcome.termination.value
 
 
 def _record_time_control(tags: Mapping[str, str]) -> dict[str, str]:

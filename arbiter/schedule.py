@@ -18,7 +18,10 @@ The rules, each one in ``specs/tournament.md`` §Schedule:
   same opening, so all pairings meet the same openings;
 * openings come from a list (sequential, or shuffled with a seed, cycling
   when the list runs out), from ``random_plies`` random legal plies chosen
-  with a seeded RNG through the referee, or are the start position.
+  with a seeded RNG through the referee, or are the start position.  The
+  list is an openings file: one opening a line (:func:`parse_openings`), or
+  a PGN file of games (:func:`pgn_openings`), each cut to ``plies`` plies
+  when given (``--opening-plies``).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from arbiter.games import Game, GameError, MoveSequenceError
+from arbiter.pgn import ParsedGame, RecordSyntaxError, iter_games, text_lines
+from arbiter.records import START_TAG
 
 #: formats whose whole schedule is known before the first game
 SCHEDULED_FORMATS = ("round-robin", "gauntlet")
@@ -157,9 +162,12 @@ def _canonical_moves(game: Game, fen: str | None, moves: Sequence[str]) -> list[
     return canonical
 
 
-def parse_openings(game: Game, text: str, source: str) -> list[Opening]:
+def parse_openings(game: Game, text: str, source: str, plies: int | None = None) -> list[Opening]:
     """Every opening of an openings file's ``text`` (blank lines and lines
-    starting with ``#`` are skipped).  ``source`` names the file in errors."""
+    starting with ``#`` are skipped), the moves of each cut to ``plies``
+    when given.  ``source`` names the file in errors."""
+    if plies is not None:
+        return [_cut(game, opening, plies) for opening in parse_openings(game, text, source)]
     openings: list[Opening] = []
     for number, raw in enumerate(text.splitlines(), start=1):
         if len(raw) > MAX_OPENING_LINE_CHARS:
@@ -174,6 +182,85 @@ def parse_openings(game: Game, text: str, source: str) -> list[Opening]:
     if not openings:
         raise ScheduleError(f"{source}: no openings in the file")
     return openings
+
+
+def _cut(game: Game, opening: Opening, plies: int) -> Opening:
+    """``opening`` with its first ``plies`` moves only, checked again: the
+    game must not be over there either."""
+    cut = Opening(fen=opening.fen, moves=opening.moves[:plies], source=opening.source)
+    outcome = game.position(cut.fen, cut.moves).outcome()
+    if outcome is not None:
+        file, _, line = cut.source.rpartition(":")
+        raise OpeningError(file, int(line), f"the game is already over after {plies} plies of this "
+                           f"opening ({outcome.result}, {outcome.termination.value})")
+    return cut
+
+
+def is_pgn_openings(source: str, text: str) -> bool:
+    """Whether an openings file is a PGN file of games (``specs/tournament.md``
+    §Openings): named ``*.pgn``, or its first line that is not blank nor a
+    comment (``#``, and PGN's ``%`` and ``;``) is a tag; a line of an openings
+    file never starts with ``[``."""
+    if source.lower().endswith(".pgn"):
+        return True
+    for line in text.splitlines():
+        line = line.strip()
+        if line and line[0] not in "#%;":
+            return line.startswith("[")
+    return False
+
+
+def pgn_openings(game: Game, text: str, source: str, plies: int | None = None) -> list[Opening]:
+    """The openings of a PGN file of games (``--openings FILE.pgn``, any
+    record file, ours or another program's): each game's start position
+    (its ``StartPosition`` or ``FEN`` tag, else the start) and its first
+    ``plies`` moves (all when None), checked by the referee.  The game's
+    result and comments are not read; variations are skipped.  Raises
+    :class:`OpeningError` naming ``source``, the line and the game's number:
+    a syntax error, a game of another ``Game``, an illegal move, or an
+    opening after which the game is over."""
+    openings: list[Opening] = []
+    for item in iter_games(text_lines(text), source):
+        if isinstance(item, RecordSyntaxError):
+            raise OpeningError(source, item.line, f"game {item.game_number}: {item.message}")
+        if len(openings) == MAX_OPENINGS:
+            raise OpeningError(source, item.line, f"more than {MAX_OPENINGS} openings in the file")
+        openings.append(_pgn_opening(game, item, source, plies))
+    if not openings:
+        raise ScheduleError(f"{source}: no games in the file")
+    return openings
+
+
+def _pgn_opening(game: Game, parsed: ParsedGame, source: str, plies: int | None) -> Opening:
+    def error(line: int, reason: str) -> OpeningError:
+        return OpeningError(source, line, f"game {parsed.number}: {reason}")
+
+    tags, lines = parsed.tags, parsed.tag_lines
+    name = tags.get("Game")
+    if name is not None and name.strip().lower() != game.name:
+        raise error(lines["Game"], f"a game of {name!r}, not of {game.name}")
+    if START_TAG in tags and "FEN" in tags:
+        raise error(lines["FEN"], f"tags {START_TAG} and FEN both give a start position: give one")
+    tag = START_TAG if START_TAG in tags else "FEN"
+    fen = tags.get(tag)
+    try:
+        position = game.from_fen(fen) if fen else game.start()
+    except GameError as exc:
+        raise error(lines[tag], f"tag {tag}: {exc}") from None
+    moves: list[str] = []
+    for ply, move in enumerate(parsed.moves[:plies], start=1):
+        try:
+            text = position.parse_move(move.text)
+            position = position.play(text)
+        except GameError as exc:
+            reason = getattr(exc, "reason", str(exc))
+            raise error(move.line, f"ply {ply}: illegal move {move.text!r}: {reason}") from None
+        moves.append(text)
+    outcome = position.outcome()
+    if outcome is not None:
+        raise error(parsed.line, f"the game is already over after this opening ({outcome.result}, "
+                    f"{outcome.termination.value}): give --opening-plies fewer than {len(moves)}")
+    return Opening(fen=fen, moves=tuple(moves), source=f"{source}:{parsed.line}")
 
 
 def random_opening(game: Game, plies: int, seed: int | str, number: int) -> Opening:

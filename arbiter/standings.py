@@ -52,6 +52,13 @@ ANOMALIES = {SELF_PLAY: "games of an engine against itself, left out of the poin
                         "the pairs and the ratings"}
 
 
+def by_first_mover(white: str, black: str, white_points: float, side: str) -> tuple[str, str, float]:
+    """A game as the joint model with a first-move term takes it (``side``:
+    :func:`first_mover` of its game): (the first mover, the other, the first
+    mover's points)."""
+    return (white, black, white_points) if side == "white" else (black, white, 1.0 - white_points)
+
+
 def first_mover(game: str | None) -> str:
     """The colour (``"white"`` or ``"black"``) that moves first in ``game``
     by its rules: the side whose advantage the first-move term measures

@@ -1,30 +1,37 @@
 """The web view under load (``specs/web.md``; figures in bench/README.md §The web view).
 
-Two parts:
+Two parts, each measured against a baseline in the same run when
+``--baseline REV`` names one (an earlier commit's ``arbiter/``, ``protocol/``
+and ``sample_engines/``, extracted with ``git archive`` into a scratch
+directory and put first on the path of the processes that use it):
 
 1. **A big tournament's page.** A database of ``--games`` (10,000) games of
    one SPRT match (two real games from a real match, then stored again
    with other results and keys); the tournament page and its JSON, the
    first request (nothing remembered: the standings and the LLR counted
-   from every row) and the following ones, wall and CPU time of this
-   process, through the real application (Starlette's TestClient).  Goal:
-   at most 200 ms.
+   from every row) and the following ones, wall and CPU time of a process
+   of their own, through the real application (Starlette's TestClient);
+   each version's process in turn, ``--rounds`` times.  Goal: at most 200
+   ms.  Then the pages the baseline may not have, on the same database:
+   the engine page (its rating history and head to head over the 10,000
+   games), the list of engines, a game.
 2. **Live viewers and the clocks.** Real tournaments as ``bench/load.py``
    plays them (mcts against mcts, tc ``1+0.01``, concurrency 4), run
    alternately (``--modes``): ``no-viewers``; with ``--viewers`` (100)
    event streams of the tournament page open from another process, the web
    view served by ``serve-http`` (``arbiter serve --http``'s own code,
    :mod:`arbiter.web.child`: an ``arbiter web`` child at a lower CPU
-   priority), ``web-process`` (a plain ``arbiter web`` beside the run, at
-   its priority: ``arbiter tournament`` and ``arbiter web`` side by side),
-   ``same-loop`` (the view's tasks in the run's own trio loop: the first
-   design of ``serve --http``); and ``no-live-rows`` (the live rows not
-   written at all).  The clock error per move (measured minus
-   engine-reported, p50 / p99: load.py's figure), time forfeits, the
-   updates the viewers received.
+   priority), ``serve-http-baseline`` (the same, the baseline's view),
+   ``web-process`` (a plain ``arbiter web`` beside the run, at its priority:
+   ``arbiter tournament`` and ``arbiter web`` side by side), ``same-loop``
+   (the view's tasks in the run's own trio loop: the first design of
+   ``serve --http``); and ``no-live-rows`` (the live rows not written at
+   all).  The clock error per move (measured minus engine-reported, p50 /
+   p99: load.py's figure), time forfeits, the updates the viewers received.
 
-Run: ``python3 bench/web.py [--games 10000] [--viewers 100] [--load-games 32]
-[--repeat 1] [--modes no-viewers,serve-http,...] [--skip-page] [--skip-viewers]``.
+Run: ``python3 bench/web.py [--games 10000] [--rounds 3] [--baseline REV]
+[--viewers 100] [--load-games 32] [--repeat 1] [--modes no-viewers,serve-http,...]
+[--skip-page] [--skip-viewers]``.
 """
 
 from __future__ import annotations
@@ -50,10 +57,15 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 import trio  # noqa: E402
 
 #: the runs of part 2, alternated in this order
-MODES = ("no-viewers", "serve-http", "web-process", "same-loop", "no-live-rows")
+MODES = ("no-viewers", "serve-http", "serve-http-baseline", "web-process", "same-loop", "no-live-rows")
 #: the runs with viewers: the view served by ``arbiter serve --http``'s child
-#: process (niced), by a plain ``arbiter web`` process, in the run's own loop
-VIEWED = ("serve-http", "web-process", "same-loop")
+#: process (niced; the baseline's), by a plain ``arbiter web`` process, in the run's own loop
+VIEWED = ("serve-http", "serve-http-baseline", "web-process", "same-loop")
+#: the modes run when none are named: with a baseline, the clocks without
+#: viewers and with 100 viewers of the view as it is and as it was
+DEFAULT_MODES = ("no-viewers", "serve-http", "serve-http-baseline")
+#: the tree the baseline's code runs from (``--baseline``), set once extracted
+BASELINE: dict[str, str] = {}
 
 #: the SPRT of the big match: never decided by 10,000 random results
 SPRT = "elo0=0 elo1=5"
@@ -96,24 +108,69 @@ def timed(client, url: str) -> tuple[float, float, int]:
             len(response.content))
 
 
-def page(args, directory: str) -> None:
+#: the big database's pages timed in every version, then those timed in this one only
+PAGES = ("/tournament/1", "/api/tournament/1")
+NEW_PAGES = ("/engine/greedy", "/engines", "/game/1", "/tournament/1?engine=greedy&result=1-0")
+
+
+def time_pages(path: str, urls: list[str]) -> None:
+    """(A child process, its code first on its path.) Each URL through a
+    fresh application: the first request and the median of 5 more, as JSON."""
     from starlette.testclient import TestClient
 
     from arbiter.web import create_app
 
-    path = os.path.join(directory, "big.db")
-    started = time.perf_counter()
-    big_database(path, args.games)
-    print(f"a big tournament's page: {args.games} games (built in {time.perf_counter() - started:.0f} s)")
-    for url in ("/tournament/1", "/api/tournament/1"):
+    out = {}
+    for url in urls:
         app = create_app(path)  # a fresh view: nothing remembered
         with TestClient(app) as client:
             first = timed(client, url)
             again = [timed(client, url) for _ in range(5)]
         app.state.reader.close()
-        print(f"  {url:<20} first {first[0]:6.0f} ms wall, {first[1]:5.0f} ms CPU ({first[2] // 1024} KiB); "
-              f"then median {statistics.median(a[0] for a in again):5.1f} ms wall, "
-              f"{statistics.median(a[1] for a in again):5.1f} ms CPU")
+        out[url] = {"first": first, "wall": statistics.median(a[0] for a in again),
+                    "cpu": statistics.median(a[1] for a in again)}
+    print(json.dumps(out))
+
+
+def _pages_in(tree: str | None, path: str, urls: tuple[str, ...]) -> dict[str, Any]:
+    """:func:`time_pages` in a process of its own, with ``tree``'s code (None: this one's)."""
+    command = [sys.executable, __file__, "--time-pages", path, *urls]
+    if tree is not None:
+        command += ["--tree", tree]
+    run = subprocess.run(command, capture_output=True, text=True, check=True)
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def page(args, directory: str) -> None:
+    path = os.path.join(directory, "big.db")
+    started = time.perf_counter()
+    big_database(path, args.games)
+    print(f"a big tournament's page: {args.games} games (built in {time.perf_counter() - started:.0f} s), "
+          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; first request (nothing "
+          "remembered) and the median of 5 more, wall / CPU ms")
+    versions = [("baseline " + args.baseline, BASELINE["tree"])] if args.baseline else []
+    versions.append(("this tree", None))
+    for round_ in range(args.rounds):
+        for label, tree in versions:
+            for url, t in _pages_in(tree, path, PAGES).items():
+                print(f"  round {round_ + 1} {label:<18} {url:<20} first {t['first'][0]:5.0f} / "
+                      f"{t['first'][1]:4.0f} ms ({t['first'][2] // 1024} KiB); then {t['wall']:5.1f} / "
+                      f"{t['cpu']:5.1f} ms", flush=True)
+    for url, t in _pages_in(None, path, NEW_PAGES).items():
+        print(f"  this tree {url:<42} first {t['first'][0]:5.0f} / {t['first'][1]:4.0f} ms "
+              f"({t['first'][2] // 1024} KiB); then {t['wall']:5.1f} / {t['cpu']:5.1f} ms", flush=True)
+    print(f"  (load average now {os.getloadavg()[0]:.1f})")
+
+
+def extract_baseline(revision: str, directory: str) -> str:
+    """``revision``'s code (``arbiter/``, ``protocol/``, ``sample_engines/``)
+    in a directory of ``directory``: the tree a baseline runs from."""
+    tree = os.path.join(directory, "baseline")
+    os.makedirs(tree)
+    archive = subprocess.run(["git", "-C", ROOT, "archive", revision, "arbiter", "protocol",
+                              "sample_engines"], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
+    return tree
 
 
 # --------------------------------------------------------------------------
@@ -202,6 +259,10 @@ async def _with_view(db: str, viewers: int, seen: dict[str, Any], mode: str, *,
 
     if mode == "serve-http":  # arbiter serve --http's own code: a niced child
         web, url = await start_view(db, "127.0.0.1", 0)
+    elif mode == "serve-http-baseline":  # the same child, the baseline's code
+        env = {**os.environ, "PYTHONSAFEPATH": "1",  # the working directory's arbiter not first
+               "PYTHONPATH": os.pathsep.join(filter(None, (BASELINE["tree"], os.environ.get("PYTHONPATH"))))}
+        web, url = await start_view(db, "127.0.0.1", 0, env=env)
     else:  # an arbiter web process beside the run, at the run's priority
         web = await trio.lowlevel.open_process(
             [sys.executable, "-m", "arbiter", "web", "--db", db, "--http", "127.0.0.1:0"],
@@ -311,12 +372,20 @@ def viewers(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--games", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3, help="the page's timings per version")
+    parser.add_argument("--baseline", metavar="REV", help="an earlier commit to measure beside this tree")
+    parser.add_argument("--baseline-tree", metavar="DIR",
+                        help="the baseline's code extracted already (git archive REV arbiter protocol "
+                             "sample_engines): on a machine without the repository's history")
+    parser.add_argument("--time-pages", metavar="DB", help=argparse.SUPPRESS)
+    parser.add_argument("--tree", help=argparse.SUPPRESS)
+    parser.add_argument("urls", nargs="*", help=argparse.SUPPRESS)
     parser.add_argument("--viewers", type=int, default=100)
     parser.add_argument("--load-games", type=int, default=32)
     parser.add_argument("--tc", default="1+0.01")
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--modes", default=",".join(MODES),
-                        help="the runs, comma-separated, in this order: " + ",".join(MODES))
+    parser.add_argument("--modes", help="the runs, comma-separated, in this order, of: " + ",".join(MODES)
+                        + " (default: " + ",".join(DEFAULT_MODES) + " with --baseline, else without its baseline)")
     parser.add_argument("--skip-page", action="store_true")
     parser.add_argument("--skip-viewers", action="store_true")
     parser.add_argument("--viewers-client", metavar="URL", help=argparse.SUPPRESS)
@@ -324,11 +393,25 @@ def main() -> None:
     if args.viewers_client:
         viewers_client(args.viewers_client, args.viewers)
         return
+    if args.time_pages:
+        if args.tree:
+            sys.path.insert(0, args.tree)  # before anything of arbiter is imported
+        time_pages(args.time_pages, args.urls)
+        return
+    if args.modes is None:
+        args.modes = ",".join(m for m in DEFAULT_MODES if args.baseline or not m.endswith("-baseline"))
+    if "-baseline" in args.modes and not args.baseline:
+        parser.error("a -baseline mode needs --baseline REV")
+    if args.baseline_tree and not args.baseline:
+        parser.error("--baseline-tree needs --baseline REV (the revision it holds)")
     with tempfile.TemporaryDirectory(prefix="bench-web-") as directory:
+        if args.baseline:
+            BASELINE["tree"] = (os.path.abspath(args.baseline_tree) if args.baseline_tree
+                                else extract_baseline(args.baseline, directory))
         if not args.skip_page:
             page(args, directory)
-    if not args.skip_viewers:
-        viewers(args)
+        if not args.skip_viewers:
+            viewers(args)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ _keep_bytecode()
 #: the first one's queue: the slow modules, their module fixtures with them,
 #: stay with the first worker and run from the start.)
 SLOW_MODULES = (
-    "test_browser", "test_pgn_readers", "test_server", "test_cluster", "test_remote", "test_check",
+    "test_browser", "test_pgn_readers", "test_server", "test_cluster", "test_remote", "test_wheel", "test_check",
     "test_readme", "test_protocol_codec", "test_web", "test_ratings_list", "test_tournament", "test_match",
     "test_wire", "test_games_properties", "test_client", "test_hardening_db", "test_records",
     "test_sample_engines", "test_fuzz_inputs", "test_atoll", "test_standings_display",

@@ -649,7 +649,7 @@ def test_cli_play_appends_a_replayable_record(tmp_path):
         assert result.returncode == 0, result.stderr
     text = pgn.read_text()
     assert text.count('[Game "morris"]') == 2
-    assert '[Termination "max-plies"]' in text
+    assert '[Termination "adjudication"]\n[ArbiterTermination "max-plies"]' in text
     replay = invoke("replay", str(pgn))
     assert replay.returncode == 0, replay.stdout + replay.stderr
 

@@ -12,6 +12,7 @@ read two exports concatenated (``cat a.pgn b.pgn``) as the games of both.
 from __future__ import annotations
 
 import io
+import json
 import sys
 from pathlib import Path
 
@@ -80,8 +81,8 @@ def run(*args) -> None:
 
 
 @pytest.fixture(scope="module")
-def export(tmp_path_factory) -> str:
-    """A real export: every game, a position-string opening, every ending."""
+def export_db(tmp_path_factory) -> Path:
+    """A real database: every game, a position-string opening, every ending."""
     where = tmp_path_factory.mktemp("readers")
     db = where / "all.db"
     # the hung engine's game (a stall: its stop timeout, then its shutdown, about 8 s of
@@ -114,7 +115,13 @@ def export(tmp_path_factory) -> str:
             hung.kill()
             hung.communicate()
     assert hung.returncode == 0, err
-    exported = invoke("export", "--db", db)
+    return db
+
+
+@pytest.fixture(scope="module")
+def export(export_db) -> str:
+    """The PGN export of :func:`export_db`."""
+    exported = invoke("export", "--db", export_db)
     assert exported.returncode == 0, exported.stderr
     return exported.stdout
 
@@ -124,7 +131,7 @@ def test_the_export_holds_every_game_an_opening_and_every_ending(export):
     ours = records.parse_games(export, "export.pgn")
     assert {g.tags["Game"] for g in ours} == {"troll", "atoll", "morris", "talisman"}
     assert any(records.START_TAG in g.tags for g in ours)
-    endings = {g.tags["Termination"] for g in ours}
+    endings = {g.tags[records.ARBITER_TERMINATION] for g in ours}
     assert {"max-plies", "illegal-move", "malformed-bestmove", "crash", "time-forfeit",
             "stall"} <= endings
     assert endings & {"connection", "no-moves", "blocked", "fewer-than-three"}
@@ -146,6 +153,34 @@ def test_python_chess_reads_every_game_of_an_export(export):
         for name in ("TimeControl", "WhiteTimeControl", "BlackTimeControl"):
             if name in seen.headers and seen.headers[name] != "?":
                 chess_pgn.parse_time_control(seen.headers[name])  # PGN's syntax: no error
+
+
+def test_python_chess_reads_each_moves_clock_and_time_used(export, export_db):
+    """specs/records.md §4: python-chess's own readers of ``[%clk]`` and
+    ``[%emt]`` give each ply's clock and think time as stored in the
+    database; ``Termination`` holds PGN's standard value (§6)."""
+    lines = invoke("export", "--db", export_db, "--format", "jsonl").stdout.splitlines()
+    stored = [json.loads(line)["record"] for line in lines]
+    theirs = read_with_python_chess(export)
+    assert len(theirs) == len(stored)
+    clocked = 0
+    for seen, record in zip(theirs, stored, strict=True):
+        book = len(record["opening_moves"])
+        comments = seen.comments[book:book + len(record["moves"])]
+        for comment, ply in zip(comments, record["moves"], strict=True):
+            node = chess_pgn.Game()
+            node.comment = comment
+            assert node.emt() == ply["time_ms"] / 1000, comment
+            if ply["clock_ms"] is None:
+                assert node.clock() is None, comment
+            else:
+                assert node.clock() == ply["clock_ms"] / 1000, comment
+                clocked += 1
+        assert seen.headers["Termination"] == records.standard_termination(record["termination"])
+        assert seen.headers["ArbiterTermination"] == record["termination"]
+    assert clocked > 0  # the games at 10+0.1 had clocks
+    assert {seen.headers["Termination"] for seen in theirs} == {
+        "normal", "time forfeit", "rules infraction", "abandoned", "adjudication"}
 
 
 def test_concatenated_exports_read_as_both(export, tmp_path):

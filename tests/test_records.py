@@ -22,11 +22,23 @@ from hypothesis import strategies as st
 
 from arbiter import records, replay
 from arbiter.games import GAME_NAMES, Color, IllegalMoveError, get_game
-from arbiter.pgn import format_score, format_seconds, parse_move_comment, parse_score
+from arbiter.pgn import (
+    MoveData,
+    format_clock,
+    format_move_comment,
+    format_score,
+    format_seconds,
+    parse_clock,
+    parse_move_comment,
+    parse_score,
+)
 from arbiter.record import GameRecord, Ply, Score
 
 DATA = Path(__file__).parent / "data" / "records"
 HANDWRITTEN = DATA / "handwritten.pgn"
+#: an export written by the arbiter of commit 3b87a4c, before clock comments
+#: and ArbiterTermination: ten games of the four games, five endings
+OLD_EXPORT = DATA / "export-3b87a4c"
 BAD_GAMES = DATA / "bad_games.pgn"
 PYTHON = sys.executable
 RANDOM = f"cmd={PYTHON} arg=-m arg=sample_engines.random name=random"
@@ -508,7 +520,7 @@ def test_a_match_with_an_illegal_move_replays_and_names_the_move(tmp_path):
                   "--db", db, "--pgn", live, "--plain")
     assert run.returncode == 0, run.stderr
     text = live.read_text()
-    assert '[Termination "illegal-move"]' in text
+    assert '[Termination "rules infraction"]\n[ArbiterTermination "illegal-move"]' in text
     assert "played illegal move" in text
     assert invoke("replay", live).returncode == 0
     assert invoke("import", live, "--db", tmp_path / "fresh.db").returncode == 0
@@ -716,3 +728,138 @@ def test_jsonl_import_keeps_tournaments_apart_and_never_stores_a_game_twice(tmp_
     assert rest.returncode == 0, rest.stderr
     assert "2 game(s) of" in rest.stdout and "not imported again" in rest.stdout
     assert sorted(row[3] for row in tournaments_of(other)) == [2, 2, 2]
+
+
+# --- clock comments and the two termination tags (specs/records.md §4, §6) ---------------------
+
+
+@pytest.mark.parametrize("ms, text", [(9480, "0:00:09.48"), (60_000, "0:01:00"), (0, "0:00:00"),
+                                      (6_000_007, "1:40:00.007"), (43_200_001, "12:00:00.001")])
+def test_clock_commands_are_hours_minutes_seconds_with_milliseconds(ms, text):
+    """specs/records.md §4: ``H:MM:SS.fff`` without trailing zeros."""
+    assert format_clock(ms) == text
+    assert parse_clock(text) == ms
+
+
+def test_move_comments_carry_the_clock_and_the_time_used():
+    """specs/records.md §4, §5: ``[%clk]`` (the clock after the move, when
+    there is one) and ``[%emt]`` after our EVAL TIME; read back wherever they
+    stand, alone as chess tools write them, other commands skipped."""
+    text = format_move_comment("cp 35", 12, 520, 9480)
+    assert text == "+0.35/12 0.52s [%clk 0:00:09.48] [%emt 0:00:00.52]"
+    assert parse_move_comment(text) == MoveData("cp 35", 12, 520, 9480)
+    assert format_move_comment(None, None, 7) == "0.007s [%emt 0:00:00.007]"  # st=, depth=: no clock
+    assert parse_move_comment("0.007s [%emt 0:00:00.007]") == MoveData(None, None, 7, None)
+    assert parse_move_comment("[%clk 0:00:09.8]") == MoveData(None, None, None, 9800)
+    assert parse_move_comment("[%eval 0.3] [%emt 0:00:01] [%clk 1:00:00]") == MoveData(
+        None, None, 1000, 3_600_000)
+    assert parse_move_comment("[%clk 0:01:00] -M2 3s") == MoveData("mate -2", None, 3000, 60_000)
+    for free in ("a good move [%clk 0:00:01]", "[%eval 0.3]", "[%clk soon]", "[%clk 0:00:01] 3"):
+        assert parse_move_comment(free) is None, free
+
+
+def test_clocks_survive_the_text_and_the_way_back():
+    """Each ply's clock is written and read back exactly; a ply without one
+    (a side without a clock) has none."""
+    record = random_record("morris", 3)
+    for index, ply in enumerate(record.moves):
+        ply.clock_ms = None if index % 5 == 4 else 10_000 - 37 * index
+    text = records.write_game(record, {"Event": "clocks"})
+    assert "[%clk 0:00:10]" in text and "[%clk 0:00:09.963]" in text
+    [game] = records.parse_games(text, "c.pgn")
+    back = replay.to_record(game)
+    assert [m.clock_ms for m in back.moves] == [m.clock_ms for m in record.moves]
+    assert essentials(back) == essentials(record)
+    assert records.write_game(back, records.context_tags(game)) == text
+
+
+def test_every_ending_has_its_pgn_termination_beside_ours():
+    """specs/records.md §6: ``Termination`` PGN's value, ``ArbiterTermination`` ours."""
+    endings = records.RULE_TERMINATIONS | records.MATCH_TERMINATIONS
+    assert set(records.STANDARD_TERMINATIONS) == endings
+    assert set(records.STANDARD_TERMINATIONS.values()) == {
+        "normal", "time forfeit", "rules infraction", "abandoned", "adjudication"}
+    forfeit = random_record("troll", 2, stop_early=True)
+    tags = dict(records.record_tags(forfeit))
+    assert (tags["Termination"], tags["ArbiterTermination"]) == ("time forfeit", "time-forfeit")
+    assert list(tags).index("ArbiterTermination") == list(tags).index("Termination") + 1
+    [game] = records.parse_games(records.write_game(forfeit), "f.pgn")
+    assert replay.replay(game).termination == "time-forfeit"
+    assert replay.to_record(game).termination == "time-forfeit"
+    finished = random_record("atoll", 1)
+    tags = dict(records.record_tags(finished))
+    assert (tags["Termination"], tags["ArbiterTermination"]) == ("normal", finished.termination)
+    with pytest.raises(ValueError, match="unknown termination 'resigned'"):
+        records.record_tags(GameRecord("troll", "a", "b", "1-0", "resigned", ""))
+
+
+def tagged_game(moves: str, result: str, **tags: str) -> str:
+    head = "".join(f'[{name} "{value}"]\n' for name, value in {"Game": "troll", **tags}.items())
+    return f"{head}\n{moves} {result}\n"
+
+
+@pytest.mark.parametrize("result, termination, ours", [
+    ("1-0", "abandoned", "crash"), ("0-1", "Abandoned", "crash"),
+    ("1/2-1/2", "adjudication", "adjudicated-draw"), ("0-1", "adjudication", "adjudicated-resign"),
+    ("1-0", "time forfeit", "time-forfeit"), ("1-0", "rules infraction", "illegal-move"),
+])
+def test_pgn_termination_values_alone_are_read_as_our_endings(result, termination, ours):
+    """specs/records.md §6: a file of another program says only PGN's value."""
+    [game] = records.parse_games(tagged_game("d5 e4 c3", result, Termination=termination), "p.pgn")
+    assert replay.replay(game).ok
+    assert replay.to_record(game).termination == ours
+
+
+def test_termination_tags_that_disagree_or_are_unknown_are_errors():
+    """specs/records.md §6, §7 point 1: both tags named, with their lines."""
+    report = verdict(tagged_game("d5 e4 c3", "1-0", Termination="normal",
+                                 ArbiterTermination="time-forfeit"))
+    assert report.kind == "tag" and report.error == (
+        "t.pgn:2: game 1: tag Termination 'normal' disagrees with ArbiterTermination "
+        "'time-forfeit' (line 3), whose PGN value is 'time forfeit'")
+    report = verdict(tagged_game("d5 e4 c3", "1-0", ArbiterTermination="time forfeit"))
+    assert report.kind == "tag" and report.error is not None
+    assert report.error.startswith("t.pgn:2: game 1: tag ArbiterTermination 'time forfeit' is not "
+                                   "a known reason")
+    report = verdict(tagged_game("d5 e4 c3", "0-1", Termination="time forfeit",
+                                 ArbiterTermination="time-forfeit"))  # black to move lost
+    assert report.kind == "result" and "contradicts Termination 'time-forfeit'" in str(report.error)
+    winning = "d4 a5 e4 d7 b6 e2 e5 e3 c8 b7 b4 f5 c4 b5 e1 a3 b8"
+    report = verdict(tagged_game(winning, "1-0", Termination="normal", ArbiterTermination="no-moves"))
+    assert report.error == ("t.pgn:3: game 1: tag ArbiterTermination 'no-moves' but the final "
+                            "position ends by connection")
+    assert verdict(tagged_game(winning, "1-0", Termination="normal",
+                               ArbiterTermination="connection")).ok
+
+
+def test_files_written_before_clock_comments_still_replay_and_import(tmp_path):
+    """An export of the arbiter before clock comments and ArbiterTermination
+    (``Termination`` then held our reason) replays and imports, in both
+    forms; exported again it says the same endings in the two tags."""
+    old_text = OLD_EXPORT.with_suffix(".pgn").read_text()
+    assert "[%clk" not in old_text and "ArbiterTermination" not in old_text
+    old = records.parse_games(old_text, "old.pgn")
+    for suffix in (".pgn", ".jsonl"):
+        path = OLD_EXPORT.with_suffix(suffix)
+        run = invoke("replay", path)
+        assert run.returncode == 0 and run.stdout.endswith("10 games: 10 OK, 0 bad\n"), run.stdout
+        db = tmp_path / f"old{suffix}.db"
+        imported = invoke("import", path, "--db", db)
+        assert imported.returncode == 0, imported.stderr
+        again = records.parse_games(invoke("export", "--db", db).stdout, "again.pgn")
+        # (the import groups the games by game and tournament: compared as sets)
+        assert sorted(ending_of(g, "ArbiterTermination") for g in again) == sorted(
+            ending_of(g, "Termination") for g in old)
+        assert sorted(ending_of(g, "Termination") for g in again) == sorted(
+            (moves, records.standard_termination(ending)) for moves, ending in
+            (ending_of(g, "Termination") for g in old))
+        clocks = [m.data.clock_ms for g in again for m in g.moves if m.data is not None]
+        if suffix == ".pgn":  # the old text had no clocks to give
+            assert clocks and set(clocks) == {None}
+        else:  # the JSONL record held every ply's clock
+            assert None not in clocks[:10]
+
+
+def ending_of(game: records.ParsedGame, tag: str) -> tuple[str, str]:
+    """A game's moves and the value of its tag ``tag``."""
+    return " ".join(m.text for m in game.moves), game.tags[tag]

@@ -20,6 +20,7 @@ import pytest
 from cli import PROCESS_TIMEOUT, arbiter, invoke, start
 from markupsafe import escape  # what the templates escape with
 from starlette.testclient import TestClient
+from web_pages import get_json, get_page, table_rows, text, view_client
 
 from arbiter.cli.web import is_loopback
 from arbiter.store import Store
@@ -63,24 +64,8 @@ def db(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def client(db):
-    app = create_app(db)
-    with TestClient(app) as client:
+    with view_client(db) as client:
         yield client
-    app.state.reader.close()
-
-
-def get_json(client, url: str):
-    response = client.get(url)
-    assert response.status_code == 200, (url, response.text)
-    assert response.headers["content-type"] == "application/json"
-    return response.json()
-
-
-def get_page(client, url: str) -> str:
-    response = client.get(url)
-    assert response.status_code == 200, (url, response.text)
-    assert response.headers["content-type"].startswith("text/html")
-    return response.text
 
 
 def test_tournaments_page_and_json(client):
@@ -101,10 +86,13 @@ def test_tournament_figures_are_the_command_lines(client, db):
     assert shown["tournament"]["done"] == cli["tournament"]["done"] == MATCH_GAMES
     assert [g["seq"] for g in shown["games"]] == sorted((g["seq"] for g in shown["games"]), reverse=True)
     page = get_page(client, "/tournament/1")
+    standings = {row[1]: row for row in table_rows(page, "standings")[1:]}  # rank, engine, games, points, ...
     for engine in shown["standings"]["engines"]:
-        assert f"<td class=\"n\">{engine['elo']}</td><td class=\"n\">{engine['elo_error']}</td>" in page
-    for name, count in shown["standings"]["terminations"].items():
-        assert f"<tr><td>{name}</td><td class=\"n\">{count}</td></tr>" in page
+        row = standings[engine["name"]]
+        assert row[2:4] == [str(engine["games"]), f"{engine['points']:g}"]
+        assert f"{engine['elo']:+.1f} ± {engine['elo_error']}" in row
+    terminations = {row[0]: row[1] for row in table_rows(page, "terminations")}
+    assert terminations == {name: str(count) for name, count in shown["standings"]["terminations"].items()}
 
 
 def test_a_game_stored_later_shows_at_the_next_look(db, tmp_path):
@@ -159,14 +147,24 @@ def test_game_at_every_ply(client, db):
         assert step["steps"] == {"first": 0, "previous": max(ply - 1, 0),
                                  "next": min(ply + 1, total), "last": total}
         assert f"ply {ply} of {total}" in step["svg"]
-    # the chart: a line per side for the time, one per side that reported scores
+    # the charts: a score line per side that reported scores, a time bar per
+    # move played; a column linking to each ply; the marker at the ply shown
     scored = {m["color"] for m in played if m["score"]}
-    assert end["chart"].startswith("<svg") and end["chart"].count("<polyline") == 2 + len(scored)
+    charts = end["charts"]
+    assert charts["score"].startswith("<svg") and charts["score"].count("<polyline") == len(scored)
+    assert sum(charts["time"].count(f'class="chart-{side}-fill"') for side in ("white", "black")) == len(played)
+    for chart in charts.values():
+        assert chart.count(f'href="/game/{game_id}?ply=') == total and chart.count("chart-marker") == 1
     page = get_page(client, f"/game/{game_id}?ply=1")
-    assert end["chart"] in page
-    for label, ply in (("first", 0), ("previous", 0), ("next", 2), ("last", total)):
-        assert f'<a href="/game/{game_id}?ply={ply}">{label}</a>' in page
+    assert get_json(client, f"/api/game/{game_id}?ply=1")["charts"]["score"] in page
+    for step, ply in (("first", 0), ("previous", 0), ("next", 2), ("last", total)):
+        assert re.search(f'<a class="btn" href="/game/{game_id}\\?ply={ply}" data-step="{step}"', page)
     assert "<svg" in page and f'href="/game/{game_id}.pgn"' in page
+    # the ply shown: its figures and its position string, the text alternative of the board
+    first = end["moves"][0]
+    assert f"Ply 1: {first['color']} played {first['move']}" in text(page)
+    step = get_json(client, f"/api/game/{game_id}?ply=1")
+    assert step["info"] == first and step["fen"] and f'position after ply 1 of {total}: {step["fen"]}"' in page
 
 
 def test_pgn_download_is_the_export(client, db):
@@ -203,7 +201,7 @@ def test_pagination(client, monkeypatch):
     assert seqs == sorted(range(MATCH_GAMES), reverse=True)
     assert client.get("/api/tournament/1?page=3").status_code == 404
     page = get_page(client, "/tournament/1")
-    assert '<a href="/tournament/1?page=2">next</a>' in page
+    assert '<a href="/tournament/1?page=2" rel="next">next</a>' in page
     engine = get_json(client, "/api/engine/greedy?page=3")
     assert len(engine["games"]) == 1 and engine["page"]["pages"] == 3
 
@@ -244,17 +242,19 @@ def test_peers_text_is_escaped_everywhere(client):
         response = client.get(url)
         assert response.status_code == 200, url
         assert response.headers["x-content-type-options"] == "nosniff"
-        if url.endswith((".pgn", ".ico")):
+        if url.endswith((".pgn", ".ico")) or url.startswith("/static/"):
             assert not response.headers["content-type"].startswith("text/html")
             continue
         page = response.text
-        assert SCRIPT not in page and "<img" not in page, url
+        assert SCRIPT not in page and "<img src=x" not in page, url
         escaped += html.escape(SCRIPT) in page or "&lt;img" in page
         # the one script is the view's own file: no inline script may run (specs/web.md §Safety)
         policy = dict(part.strip().split(" ", 1) for part in
                       response.headers["content-security-policy"].split(";"))
         assert policy["script-src"] == "'self'" and policy["default-src"] == "'none'"
-        assert re.findall(r"<script[^>]*>", page) == ['<script src="/live.js" defer>'], url
+        assert policy["style-src"] == "'self'" and " style=" not in page, url  # no inline style
+        assert re.fullmatch(r'<script src="/static/live\.js\?v=[0-9a-f]+" defer>',
+                            "".join(re.findall(r"<script[^>]*>", page))), url
         for link in map(html.unescape, re.findall(r'href="([^"]+)"', page)):
             # every page, each game at its end and at ply 0 (not at every ply)
             if link.startswith("/") and ("?ply=" not in link or link.endswith("?ply=0")):
@@ -284,7 +284,8 @@ def test_an_sprt_stop_and_illegal_moves(tmp_path):
         terminations = shown["standings"]["terminations"]
         assert terminations["illegal-move"] >= 1 and sum(terminations.values()) == done
         page = get_page(client, "/tournament/1")
-        assert f"LLR {sprt['llr']} in [{sprt['lower']}, {sprt['upper']}], {sprt['decision']}" in page
+        assert (f"LLR {sprt['llr']:.2f} between {sprt['lower']:.2f} and {sprt['upper']:.2f}: {sprt['decision']}"
+                in text(page))
         # the chart's last point is the standings' own LLR, after every game
         assert shown["sprt_llr"][0] == [0, 0.0] and shown["sprt_llr"][-1] == [done, sprt["llr"]]
         assert shown["sprt_chart"].startswith("<svg") and shown["sprt_chart"] in page
@@ -440,7 +441,7 @@ def test_a_game_in_progress_then_finished(tmp_path):
             assert 'href="/tournament/1/live/r1-p1-g1"' in page and f'data-plies="{2 * GATE_AFTER}"' in page
             game = get_json(client, "/api/tournament/1/live/r1-p1-g1")
             assert [m["ply"] for m in game["moves"]] == list(range(1, 2 * GATE_AFTER + 1))
-            assert game["moves"][-1]["move"] == live["last_move"] and "<svg" in game["chart"]
+            assert game["moves"][-1]["move"] == live["last_move"] and "<svg" in game["charts"]["score"]
             page = get_page(client, "/tournament/1/live/r1-p1-g1")
             assert 'data-live="/events/tournament/1/live/r1-p1-g1"' in page
             assert SCRIPT not in page and html.escape(SCRIPT) in page
@@ -529,11 +530,12 @@ async def test_the_feed_fans_out_without_waiting_for_a_slow_viewer(db, tmp_path)
     send, receive = trio.open_memory_channel[int](100)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(feed.run)
-        slow = feed.watch(("tournament", 1))
+        slow = feed.watch(("tournament", 1), await feed.current(("tournament", 1)))
         await slow.__anext__()  # subscribed, then never read again
 
         async def read() -> None:
-            async with aclosing(feed.watch(("tournament", 1))) as events:
+            first = await feed.current(("tournament", 1))
+            async with aclosing(feed.watch(("tournament", 1), first)) as events:
                 async for text in events:
                     for event in text.split("\n\n")[:-1]:
                         section = json.loads(event.split("data: ", 1)[1])

@@ -8,20 +8,27 @@ A command line imports only the module of the command it names
 (:data:`COMMAND_MODULES`), so ``arbiter games`` starts without trio, SQLite,
 rich tables or the match and tournament machinery.  ``--help``, and a name
 that is no command (for the "did you mean" suggestion), import them all.
+
+Options of cutechess-cli and fastchess (``-concurrency 4``) are read before
+typer parses a command's arguments (:mod:`arbiter.cli.compat`, one table).
 """
 
 from __future__ import annotations
 
 import copy
 import importlib
+import sys
 from typing import Any
 
 import typer
 from rich.markup import escape
 from typer.core import TyperArgument, TyperGroup
 
-from . import rules  # noqa: F401  (light, and the group needs two commands to be a group)
-from .app import app
+from . import (
+    compat,
+    rules,  # noqa: F401  (light, and the group needs two commands to be a group)
+)
+from .app import app, fail
 
 __all__ = ["COMMAND_MODULES", "app"]
 
@@ -88,11 +95,50 @@ class _LazyCommands(TyperGroup):
         plain_help(self)
         return super().get_params(ctx)
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """cutechess-cli and fastchess options with no command run one
+        (:func:`arbiter.cli.compat.before_command`)."""
+        return super().parse_args(ctx, _read_foreign(compat.before_command(args)))
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
+        """The command, and its arguments with the options of cutechess-cli
+        and fastchess read as ours, before typer parses them
+        (:func:`arbiter.cli.compat.translate`)."""
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is None or name is None:
+            return name, command, rest
+        try:
+            translation = compat.translate(name, rest, _option_values(command))
+        except compat.CompatError as exc:
+            fail(str(exc))
+        return name, command, _read_foreign(translation)
+
+
+def _read_foreign(translation: compat.Translation) -> list[str]:
+    """The arguments of a translation, its notes said on stderr."""
+    for note in translation.notes:
+        print(f"arbiter: note: {note}", file=sys.stderr)
+    return translation.args
+
+
+def _option_values(command: Any) -> dict[str, bool]:
+    """Each option name of ``command`` (``--games``, ``-e``, ``--reuse``)
+    and whether it takes a value."""
+    found = {"--help": False}
+    for param in command.params:
+        if getattr(param, "param_type_name", None) != "option":
+            continue
+        takes = not (getattr(param, "is_flag", False) or getattr(param, "count", False))
+        for name in [*param.opts, *param.secondary_opts]:
+            found[name] = takes
+    return found
+
 
 #: the value a help text shows for an option, by parameter name, where the
 #: upper-cased name would say less (every other one: ``--tc TC``)
 METAVARS = {"engine": "SPEC", "engines_file": "FILE", "db": "FILE", "pgn": "FILE", "log": "DIR",
-            "openings": "FILE", "out": "FILE", "fen": "POSITION", "moves": "MOVES"}
+            "openings": "FILE", "out": "FILE", "fen": "POSITION", "moves": "MOVES",
+            "opening_plies": "N"}
 
 
 def _no_type(*args: Any, **kwargs: Any) -> str:

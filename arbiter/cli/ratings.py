@@ -33,7 +33,7 @@ from arbiter.figures import (
 )
 from arbiter.games import GAME_NAMES
 from arbiter.rating import DEFAULT_PRIOR_DRAWS, Anchor, RatingList, joint_ratings
-from arbiter.standings import SELF_PLAY, FirstMove, first_mover, self_play_warning
+from arbiter.standings import SELF_PLAY, FirstMove, by_first_mover, first_mover, self_play_warning
 from arbiter.store import DEFAULT_DB, Store, StoreError, explain
 
 from .app import app, fail
@@ -130,7 +130,7 @@ def _sorted_games(games: Iterable[Mapping[str, Any]], side: str) -> _Games:
         if white == black:
             out.self_play[white] += 1
             continue
-        first, second, score = (white, black, points) if side == "white" else (black, white, 1.0 - points)
+        first, second, score = by_first_mover(white, black, points, side)
         out.scored.append((first, second, score))
         out.first_points += score
         for name, own, other in ((white, points, black), (black, 1.0 - points, white)):

@@ -394,6 +394,7 @@ _RESIGN_HELP = ("'movecount=N score=S [twosided=true]': a side whose score is -S
                 "moves loses (off by default)")
 _DRAW_HELP = ("'movenumber=M movecount=N score=S': a draw when both scores stay within S of 0 "
               "for N moves each, from move M (off by default)")
+_OPENING_PLIES_HELP = "play only the first N plies of each opening of --openings (default: all)"
 _GAMES_HELP = "games per pairing per round (default 2; colours alternate, game pairs share an opening)"
 
 
@@ -413,7 +414,8 @@ def tournament(
     seeds: str | None = typer.Option(None, "--seeds", help="swiss/knockout: the engines' seed order, names separated by commas (default: the order given)"),
     pairs: int | None = typer.Option(None, "--pairs", help="knockout: game pairs per match (default 1)"),
     tiebreak_pairs: int | None = typer.Option(None, "--tiebreak-pairs", help="knockout: extra game pairs a level match gets, one at a time, before the better seed goes on (default 2)"),
-    openings: str | None = typer.Option(None, "--openings", help="openings file: a position string or moves per line"),
+    openings: str | None = typer.Option(None, "--openings", help="openings file: a position string or moves per line, or a PGN file of games"),
+    opening_plies: int | None = typer.Option(None, "--opening-plies", help=_OPENING_PLIES_HELP),
     order: str | None = typer.Option(None, "--order", help="openings order: sequential (default) or random"),
     seed: int | None = typer.Option(None, "--seed", help="seed for --order random and --random-plies (default 0)"),
     random_plies: int | None = typer.Option(None, "--random-plies", help="open each game pair with N random legal plies"),
@@ -448,8 +450,9 @@ def tournament(
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
                  seeds=_names(seeds), pairs=pairs, tiebreak_pairs=tiebreak_pairs,
-                 order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
-                 workers=workers, strict=strict, restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
+                 opening_plies=opening_plies, order=order, seed=seed, random_plies=random_plies,
+                 concurrency=concurrency, workers=workers, strict=strict,
+                 restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, name=name, pgn=pgn, log=log, cluster=cluster, engine=engine or None, each=each)
     _check_numbers(flags)
@@ -499,7 +502,8 @@ def match(
     each: str | None = typer.Option(None, "--each", metavar="SETTINGS", help=EACH_HELP),
     games: int | None = typer.Option(None, "--games", help="games per round (default 2, or 10000 with --sprt)"),
     rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1)"),
-    openings: str | None = typer.Option(None, "--openings", help="openings file"),
+    openings: str | None = typer.Option(None, "--openings", help="openings file (one a line, or PGN games)"),
+    opening_plies: int | None = typer.Option(None, "--opening-plies", help=_OPENING_PLIES_HELP),
     order: str | None = typer.Option(None, "--order", help="sequential (default) or random"),
     seed: int | None = typer.Option(None, "--seed", help="seed (default 0)"),
     random_plies: int | None = typer.Option(None, "--random-plies", help="N random plies per game pair"),
@@ -531,8 +535,9 @@ def match(
     if games is None and sprt is not None:
         games = 10000
     flags = dict(game=game, format="round-robin", games=games, rounds=rounds, openings=openings,
-                 order=order, seed=seed, random_plies=random_plies, concurrency=concurrency,
-                 workers=workers, strict=strict, restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
+                 opening_plies=opening_plies, order=order, seed=seed, random_plies=random_plies,
+                 concurrency=concurrency, workers=workers, strict=strict,
+                 restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, pgn=pgn, log=log, each=each,
                  name=name or f"{game.strip().lower()} match")
@@ -615,7 +620,8 @@ def _with_total(tournament: dict[str, Any], done: int) -> dict[str, Any]:
 
 
 def _list(store: Store, as_json: bool) -> None:
-    """The tournaments of the database, one line each (or JSON)."""
+    """The tournaments of the database: a header row and one row each, in
+    fixed columns (or JSON; specs/tournament.md §Listing and deleting)."""
     rows = [_with_total({**r, "done": done, "running_now": store.run_active(r["id"])}, done)
             for r in store.tournaments() for done in (store.count_games(r["id"]),)]
     if as_json:
@@ -623,10 +629,46 @@ def _list(store: Store, as_json: bool) -> None:
                                                   "total_games", "created", "done", "running_now")}
                                for r in rows], indent=2))
         return
-    for r in rows:
-        typer.echo(f"{r['id']:>4}  {r['name']:<30} {r['game']:<9} "
-                   f"{r['done']}/{r['total_games']} games  "
-                   f"{_status_shown(r['status'], r['running_now'])}")
+    if not rows:
+        print(f"arbiter: no tournaments in {store.path}", file=sys.stderr)
+        return
+    for line in tournament_table(rows):
+        typer.echo(line)
+
+
+#: the widest a name is shown in ``arbiter tournaments`` (a longer one is cut, with ``…``)
+LIST_NAME_WIDTH = 30
+
+
+def tournament_table(rows: list[dict[str, Any]]) -> list[str]:
+    """``arbiter tournaments``: the header and a line per tournament, each
+    column as wide as its widest cell (the name at most
+    :data:`LIST_NAME_WIDTH` terminal cells), the status last.  What a user
+    named is shown printable (control characters as ``?``), measured in
+    terminal cells."""
+    from rich.cells import cell_len, set_cell_size
+
+    def shown(text: Any) -> str:
+        return "".join(ch if ch.isprintable() else "?" for ch in str(text or ""))
+
+    def name(text: Any) -> str:
+        text = shown(text)
+        if cell_len(text) > LIST_NAME_WIDTH:
+            text = set_cell_size(text, LIST_NAME_WIDTH - 1) + "…"
+        return text
+
+    header = ("ID", "NAME", "GAME", "FORMAT", "CREATED", "GAMES", "STATUS")
+    table = [header] + [(str(r["id"]), name(r["name"]), shown(r["game"]), shown(r["format"]),
+                         shown(r.get("created"))[:16].replace("T", " "),
+                         f"{r['done']}/{r['total_games']} games",
+                         _status_shown(r["status"], r["running_now"])) for r in rows]
+    widths = [max(cell_len(row[column]) for row in table) for column in range(len(header) - 1)]
+    lines = []
+    for row in table:
+        cells = [" " * (widths[0] - cell_len(row[0])) + row[0]]  # the ID right-aligned
+        cells += [set_cell_size(cell, width) for cell, width in zip(row[1:-1], widths[1:], strict=True)]
+        lines.append("  " + "  ".join(cells + [row[-1]]))
+    return lines
 
 
 class TournamentsAction(enum.StrEnum):

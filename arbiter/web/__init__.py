@@ -5,7 +5,9 @@
 store and standings code the command line uses), ``feed.py`` the live
 updates (one watcher of the database, fanned out to bounded viewers),
 ``charts.py`` the SVG charts, ``serve.py`` Hypercorn inside a trio run,
-``live.js`` the one script, ``templates/`` the pages.
+``static/`` the stylesheet and the one script (``live.js``), ``templates/``
+the pages; ``counts.py``, ``runs.py``, ``engines.py`` what the tournament
+and engine pages count and tell.
 """
 
 from __future__ import annotations

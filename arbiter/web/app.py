@@ -5,14 +5,15 @@ Safety (``specs/web.md`` §Safety):
 * GET (and HEAD) only: every route is declared with ``methods=["GET"]``, so
   anything else is a 405, and nothing behind a route writes;
 * no path from a URL to the file system: templates are loaded by name from
-  this package, ids are numbers looked up in the database, and there is no
-  static-file route;
+  this package, the static files (stylesheet, script, icon) are read once at
+  start into a table that a URL's name can only look up, ids are numbers
+  looked up in the database;
 * every id, page and ply is parsed by :func:`_number` (digits only, at most
-  :data:`MAX_DIGITS`); anything else, and any id the database does not
-  have, is a 404 with one short line;
+  :data:`MAX_DIGITS`), every filter by :func:`_filters`; anything else, and
+  any id the database does not have, is a 404 with one short line;
 * the templates autoescape every value (engine names, details, tags are
-  peers' text); the one value marked safe is the board picture, which
-  :func:`arbiter.svg.render_svg` escapes itself.
+  peers' text); the values marked safe are the pictures (boards, charts),
+  which :mod:`arbiter.svg` and :mod:`arbiter.web.charts` escape themselves.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from collections.abc import AsyncIterator, Callable, Hashable
 from contextlib import aclosing, asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import anyio
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -38,18 +38,33 @@ from starlette.responses import (
 )
 from starlette.routing import Route
 
-from arbiter.figures import fmt_percent
-
 from .data import Finished, NotFound, Reader
 from .feed import Feed, event_text
+from .format import FILTERS
+from .runs import MAX_FILTER_CHARS, RESULTS
 
 #: digits of an id, page or ply in a URL: SQLite's integers have 19, and a
 #: longer string of digits is no id of ours (and no huge int is ever built)
 MAX_DIGITS = 18
 
 _TEMPLATES = Path(__file__).with_name("templates")
-#: the one script of the view, read once: served by a fixed route, never a path from a URL
-_SCRIPT = (Path(__file__).with_name("live.js")).read_bytes()
+_STATIC = Path(__file__).with_name("static")
+#: the static files' types, by suffix: only these are served
+_MEDIA_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
+
+
+def _static_files() -> dict[str, tuple[bytes, str, str]]:
+    """The static files, read once: name -> (bytes, media type, version:
+    the start of their SHA-256, put in their URLs so that a browser never
+    keeps an old one)."""
+    import hashlib
+
+    files = {}
+    for path in sorted(_STATIC.iterdir()):
+        if path.suffix in _MEDIA_TYPES:
+            body = path.read_bytes()
+            files[path.name] = (body, _MEDIA_TYPES[path.suffix], hashlib.sha256(body).hexdigest()[:12])
+    return files
 
 #: the sections of each page a live update replaces (element ids; each a template)
 TOURNAMENT_SECTIONS = ("summary", "standings", "live", "recent")
@@ -75,40 +90,44 @@ def _page(request: Request) -> int:
     return page
 
 
-def _environment() -> Environment:
+def _filters(request: Request) -> dict[str, str | None]:
+    """A games list's filters from the query (``engine``, ``result``,
+    ``termination``): a result is one of :data:`RESULTS`, a text at most
+    :data:`MAX_FILTER_CHARS` long; anything else is not found."""
+    chosen = {key: request.query_params.get(key) or None for key in ("engine", "result", "termination")}
+    for key, value in chosen.items():
+        if value is not None and len(value) > MAX_FILTER_CHARS:
+            raise NotFound(f"bad {key}")
+    if chosen["result"] is not None and chosen["result"] not in RESULTS:
+        raise NotFound("bad result")
+    return chosen
+
+
+def _environment(static: dict[str, tuple[bytes, str, str]]) -> Environment:
     env = Environment(loader=FileSystemLoader(_TEMPLATES), autoescape=select_autoescape(
         enabled_extensions=("html",), default_for_string=True, default=True))
-    env.filters["ms"] = _seconds
-    env.filters["part"] = _path_part
-    env.filters["duration"] = _duration
-    env.filters["percent"] = fmt_percent  # fractions as the terminal writes them
+    env.filters.update(FILTERS)
+    env.globals["static"] = lambda name: f"/static/{name}?v={static[name][2]}"
+    env.globals["results"] = RESULTS
     return env
 
 
-def _duration(seconds: int) -> str:
-    """``3725`` seconds as ``1:02:05`` (``2:05`` under an hour)."""
-    hours, rest = divmod(int(seconds), 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+def _query_url(path: str, params: dict[str, Any]) -> str:
+    """``path`` with the query ``params`` that are set (a filter's link)."""
+    from urllib.parse import urlencode
 
-
-def _seconds(ms: int | None) -> str:
-    """``1234`` ms as ``1.23s`` (empty when unknown)."""
-    return "" if ms is None else f"{ms / 1000:.2f}s"
-
-
-def _path_part(text: str) -> str:
-    """``text`` as one piece of a URL path (every reserved character quoted)."""
-    return quote(text, safe="")
+    query = urlencode({k: v for k, v in params.items() if v is not None})
+    return f"{path}?{query}" if query else path
 
 
 class _Pages:
     """The endpoints over one :class:`Reader`.  Each is a plain function:
     Starlette runs it in a worker thread, off the event loop."""
 
-    def __init__(self, reader: Reader):
+    def __init__(self, reader: Reader, static: dict[str, tuple[bytes, str, str]]):
         self.reader = reader
-        self.env = _environment()
+        self.env = _environment(static)
+        self.env.globals["query_url"] = _query_url
 
     def warm(self) -> None:
         """Compile every template and import what the pages use now, not at
@@ -129,7 +148,8 @@ class _Pages:
 
     def tournament(self, request: Request, api: bool) -> Response:
         tid = _number(request.path_params["id"], "tournament id")
-        return self.page("tournament.html", api, self.reader.tournament(tid, _page(request)))
+        return self.page("tournament.html", api,
+                         self.reader.tournament(tid, _page(request), _filters(request)))
 
     def game(self, request: Request, api: bool) -> Response:
         gid = _number(request.path_params["id"], "game id")
@@ -139,6 +159,9 @@ class _Pages:
         gid = _number(request.path_params["id"], "game id")
         return PlainTextResponse(self.reader.game_pgn(gid), media_type="application/x-chess-pgn",
                                  headers={"Content-Disposition": f'attachment; filename="game-{gid}.pgn"'})
+
+    def engines(self, request: Request, api: bool) -> Response:
+        return self.page("engines.html", api, self.reader.engines())
 
     def engine(self, request: Request, api: bool) -> Response:
         return self.page("engine.html", api, self.reader.engine(request.path_params["name"], _page(request)))
@@ -171,12 +194,12 @@ class _Pages:
 
 
 #: headers of every response: no type sniffing (a PGN download holding
-#: markup stays text), and pages that may load nothing but their own inline
-#: style, images from here, the one script file from here (no inline script
-#: runs, even one that escaping missed) and its event streams and JSON
+#: markup stays text), and pages that may load nothing but the stylesheet,
+#: images and the one script file from here (no inline script or style
+#: applies, even one that escaping missed) and its event streams and JSON
 SAFETY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
+    "Content-Security-Policy": ("default-src 'none'; style-src 'self'; img-src 'self'; "
                                 "script-src 'self'; connect-src 'self'; base-uri 'none'; "
                                 "form-action 'none'; frame-ancestors 'none'"),
     "Referrer-Policy": "no-referrer",
@@ -216,26 +239,38 @@ async def _http_error(request: Request, exc: Exception) -> Response:
 def _events(feed: Feed, topic: Callable[[Request], Hashable]) -> Callable[[Request], Any]:
     """An event stream (``text/event-stream``) of a topic's updates."""
     async def endpoint(request: Request) -> Response:
+        response: Response
         try:
             subject = topic(request)
         except NotFound as exc:
-            response: Response = _not_found(request, str(exc))
+            response = _not_found(request, str(exc))
         else:
+            first = None if feed.full() else await feed.current(subject)
             if feed.full():
                 response = PlainTextResponse("too many viewers\n", status_code=503)
+            elif first is None:
+                response = _not_found(request, _missing(subject))
             else:
-                response = StreamingResponse(_stream(feed, subject), media_type="text/event-stream",
+                response = StreamingResponse(_stream(feed, subject, first), media_type="text/event-stream",
                                              headers={"Cache-Control": "no-store"})
         response.headers.update(SAFETY_HEADERS)
         return response
     return endpoint
 
 
-async def _stream(feed: Feed, topic: Hashable) -> AsyncIterator[str]:
+def _missing(topic: Hashable) -> str:
+    """What a topic that is not there is (an event stream's 404)."""
+    assert isinstance(topic, tuple)
+    if topic[0] == "tournament":
+        return f"no tournament {topic[1]}"
+    return f"no game {topic[2]!r} in progress in tournament {topic[1]}"
+
+
+async def _stream(feed: Feed, topic: Hashable, first: dict[str, str]) -> AsyncIterator[str]:
     """The event stream's text; the viewer is removed as soon as it ends
     (``aclosing``: a gone viewer does not wait for the garbage collector)."""
     yield "retry: 2000\n\n"  # the browser reconnects 2 s after a lost connection
-    async with aclosing(feed.watch(topic)) as events:
+    async with aclosing(feed.watch(topic, first)) as events:
         async for event in events:
             yield event
 
@@ -248,16 +283,22 @@ def _game_topic(request: Request) -> Hashable:
     return ("game", _number(request.path_params["id"], "tournament id"), request.path_params["key"])
 
 
-#: the view's icon (a 2x2 board), so that a browser's own request for one is not a 404
-_ICON = (b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 2 2"><rect width="2" height="2" '
-         b'fill="#e3c98f"/><rect width="1" height="1" fill="#1e1e1e"/><rect x="1" y="1" width="1" '
-         b'height="1" fill="#1e1e1e"/></svg>')
+#: how long a browser keeps a static file: its URL changes with its bytes
+STATIC_MAX_AGE = 86400
 
 
-def _fixed(body: bytes, media_type: str) -> Callable[[Request], Response]:
-    """A route serving ``body``: fixed bytes, never a file named by a URL."""
+def _static(files: dict[str, tuple[bytes, str, str]], fixed: str | None = None
+            ) -> Callable[[Request], Response]:
+    """The static file the URL names (or ``fixed``): a lookup in ``files``,
+    never a path from a URL; any other name is not found."""
     def endpoint(request: Request) -> Response:
-        response = Response(body, media_type=media_type, headers={"Cache-Control": "max-age=3600"})
+        name = fixed or request.path_params["name"]
+        if name not in files:
+            response: Response = _not_found(request, f"no file {name!r}")
+        else:
+            body, media_type, _ = files[name]
+            response = Response(body, media_type=media_type,
+                                headers={"Cache-Control": f"max-age={STATIC_MAX_AGE}"})
         response.headers.update(SAFETY_HEADERS)
         return response
     return endpoint
@@ -270,7 +311,8 @@ def create_app(db: str | Path) -> Starlette:
     updates' :class:`Feed` (``app.state.feed``) runs while the application's
     lifespan does (Hypercorn, or a ``TestClient`` used as a context manager)."""
     reader = Reader(db)
-    pages = _Pages(reader)
+    static = _static_files()
+    pages = _Pages(reader, static)
     pages.warm()
     feed = Feed(reader.data_version, pages.render)
     routes = []
@@ -280,6 +322,7 @@ def create_app(db: str | Path) -> Starlette:
                   methods=["GET"]),
             Route(prefix + "/tournament/{id}", _guarded(pages.tournament, api=api), methods=["GET"]),
             Route(prefix + "/game/{id}", _guarded(pages.game, api=api), methods=["GET"]),
+            Route(prefix + "/engines", _guarded(pages.engines, api=api), methods=["GET"]),
             Route(prefix + "/engine/{name:path}", _guarded(pages.engine, api=api), methods=["GET"]),
             Route(prefix + "/tournament/{id}/live/{key}", _guarded(pages.live_game, api=api),
                   methods=["GET"]),
@@ -287,8 +330,8 @@ def create_app(db: str | Path) -> Starlette:
     routes += [
         Route("/events/tournament/{id}", _events(feed, _tournament_topic), methods=["GET"]),
         Route("/events/tournament/{id}/live/{key}", _events(feed, _game_topic), methods=["GET"]),
-        Route("/live.js", _fixed(_SCRIPT, "text/javascript"), methods=["GET"]),
-        Route("/favicon.ico", _fixed(_ICON, "image/svg+xml"), methods=["GET"]),
+        Route("/static/{name}", _static(static), methods=["GET"]),
+        Route("/favicon.ico", _static(static, "icon.svg"), methods=["GET"]),
     ]
     # before /game/{id}, which would take "5.pgn" as an id (and refuse it)
     routes.insert(0, Route("/game/{id}.pgn", _guarded(pages.pgn), methods=["GET"]))

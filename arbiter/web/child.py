@@ -67,16 +67,19 @@ async def _first_line(stream: trio.abc.ReceiveStream) -> bytes:
     return line
 
 
-async def start_view(db: str | Path, host: str, port: int) -> tuple[trio.Process, str]:
+async def start_view(db: str | Path, host: str, port: int,
+                     env: dict[str, str] | None = None) -> tuple[trio.Process, str]:
     """An ``arbiter web`` child on ``host``:``port`` (0: any free port) and
     the URL it listens on; :class:`ViewFailed` if it ended first (its
-    reason is on stderr, which the child shares with the server)."""
+    reason is on stderr, which the child shares with the server).  ``env``:
+    the child's environment (this process's by default; ``bench/web.py``
+    runs an earlier version's view with it)."""
     import trio
 
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     proc = await trio.lowlevel.open_process(
         [sys.executable, "-m", "arbiter", "web", "--db", str(db), "--http", address, CHILD_OPTION],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True, env=env)
     assert proc.stdout is not None
     try:
         line = (await _first_line(proc.stdout)).decode(errors="replace").strip()

@@ -17,7 +17,6 @@ writes; every value from the database is returned as data, never as markup
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import threading
 from collections.abc import Iterator
@@ -26,10 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.live import live_games, ply_entry, stored_key
-from arbiter.record import GameRecord
+from arbiter.record import GameRecord, Ply
 from arbiter.store import RUNNING, Store, game_record
 
-from . import charts
+from . import charts, engines, runs
+from .counts import Count, crosstable
+from .queries import rows
 
 #: games per page of a tournament's or an engine's games: a page stays small
 #: (its response bounded) however many games a tournament has
@@ -48,6 +49,11 @@ _LIST_COLUMNS = ("id, tournament, key, seq, round, pairing, game_index, pair, ga
 #: viewer's update of a tournament page shows every running game, so one
 #: picture serves every viewer; a few concurrencies' worth is plenty
 LIVE_PICTURES = 64
+
+#: engines whose page figures (totals, head to head, rating history) are
+#: remembered until a game is stored: each costs a pass over every game of
+#: the database (about 100 ms of CPU at 10,000 games, bench/README.md)
+ENGINE_PAGES = 32
 
 
 class NotFound(LookupError):
@@ -75,8 +81,11 @@ class Reader:
         #: computed at: recomputed only when a game was stored since (a
         #: finished tournament of 10,000 games costs its recount once)
         self._standings: dict[int, tuple[tuple[Any, ...], dict[str, Any]]] = {}
-        self._pictures: dict[tuple[int, str, int], tuple[str, str]] = {}  # (svg, side to move)
+        #: (svg, side to move, position string) of a game in progress at a ply
+        self._pictures: dict[tuple[int, str, int], tuple[str, str, str]] = {}
         self._counts: dict[int, Count] = {}
+        #: each engine's page figures with the last game id they counted
+        self._engines: dict[str, tuple[int | None, dict[str, Any]]] = {}
 
     def close(self) -> None:
         self.store.close()
@@ -96,44 +105,57 @@ class Reader:
         """Rows of a query the Store has no method for (a page of games, one
         game, an engine's games), parameters always bound, never formatted."""
         with self._using() as store:
-            cursor = store.db.execute(sql, params)
-            names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            return rows(store, sql, params)
 
     # -- the tournaments ---------------------------------------------------
 
     def tournaments(self) -> dict[str, Any]:
         """Every tournament: name, game, format, status, games played of
-        scheduled, created and updated."""
+        scheduled, created and updated (arenas among them: format ``arena``)."""
         with self._using() as store:
-            rows = [_summary(store, row) for row in store.tournaments()]
-        return {"tournaments": rows}
+            listed = [_summary(store, row) for row in store.tournaments()]
+        return {"tournaments": listed}
 
-    def tournament(self, tournament_id: int, page: int = 1) -> dict[str, Any]:
+    def tournament(self, tournament_id: int, page: int = 1,
+                   filters: dict[str, str | None] | None = None) -> dict[str, Any]:
         """One tournament: its summary, progress, standings (``arbiter
-        standings --json``'s figures), the SPRT's chart, the games in
-        progress and one page of its games, the latest first."""
+        standings --json``'s figures), results by colour, the SPRT's chart,
+        the games in progress, its configuration, and one page of its games
+        (the latest first; ``filters``: only an engine's, a result's, a
+        termination's)."""
+        filters = {key: (filters or {}).get(key) for key in ("engine", "result", "termination")}
         with self._using() as store:
             row = store.tournament(tournament_id)
             if row is None:
                 raise NotFound(f"no tournament {tournament_id}")
             summary = _summary(store, row)
-            standings, llr = self._standings_of(store, row, summary)
-            progress = _progress(store, summary)
-        total = summary["done"]
-        offset = _offset(page, total)
-        games = self._query(f"select {_LIST_COLUMNS} from games where tournament = ? "
-                            "order by seq desc, id desc limit ? offset ?",
-                            [tournament_id, GAMES_PAGE_SIZE, offset])
+            standings, llr, colours = self._standings_of(store, row, summary)
+            progress = runs.progress(store, summary)
+            configuration = runs.configuration(store, row)
+            where, params = runs.filters_where(filters)
+            total = summary["done"] if not where else store.db.conn.execute(
+                f"select count(*) from games where tournament = ?{where}",
+                [tournament_id, *params]).fetchone()[0]
+            offset = _offset(page, total)
+            games = rows(store, f"select {_LIST_COLUMNS} from games where tournament = ?{where} "
+                         "order by seq desc, id desc limit ? offset ?",
+                         [tournament_id, *params, GAMES_PAGE_SIZE, offset])
+        live = self.live(tournament_id) if summary["status"] == RUNNING else []
         sprt = standings["sprt"]
+        arena = None
+        if summary["format"] == runs.ARENA:
+            with self._using() as store:
+                arena = {"engines": runs.arena_engines(store, tournament_id,
+                                                       {n for g in live for n in (g["white"], g["black"])})}
         return {"tournament": summary, "progress": progress, "standings": standings,
-                "crosstable": crosstable(standings), "sprt_llr": llr,
+                "colours": colours, "crosstable": crosstable(standings), "sprt_llr": llr,
                 "sprt_chart": charts.llr_chart(llr, sprt["lower"], sprt["upper"]) if sprt else None,
-                "live": self.live(tournament_id) if summary["status"] == RUNNING else [],
+                "live": live, "arena": arena, "configuration": configuration,
+                "filters": filters, "filter_options": runs.filter_options(standings, filters),
                 "games": games, "page": _page_info(page, total)}
 
     def _standings_of(self, store: Store, row: dict[str, Any], summary: dict[str, Any]
-                      ) -> tuple[dict[str, Any], list[list[float]]]:
+                      ) -> tuple[dict[str, Any], list[list[float]], dict[str, Any]]:
         """The standings JSON and the LLR over games: counted on from the
         last look when a game was stored since, remembered otherwise (the
         key: games stored, ``updated``, status)."""
@@ -144,9 +166,10 @@ class Reader:
             if count is None:
                 count = self._counts[row["id"]] = Count(store, row)
             count.update(store)
-            cached = stamp, {"standings": count.standings().to_json(), "llr": list(count.points)}
+            cached = stamp, {"standings": count.standings().to_json(), "llr": list(count.points),
+                             "colours": count.colour_counts()}
             self._standings[row["id"]] = cached
-        return cached[1]["standings"], cached[1]["llr"]
+        return cached[1]["standings"], cached[1]["llr"], cached[1]["colours"]
 
     # -- games in progress ---------------------------------------------------
 
@@ -156,8 +179,8 @@ class Reader:
         with self._using() as store:
             if not store.run_active(tournament_id):
                 return []
-            rows = live_games(store, tournament_id)
-        return [self._live_entry(tournament_id, row) for row in rows]
+            found = live_games(store, tournament_id)
+        return [self._live_entry(tournament_id, row) for row in found]
 
     def _live_entry(self, tournament_id: int, row: dict[str, Any]) -> dict[str, Any]:
         moves = [m["move"] for m in row["moves"]]
@@ -168,18 +191,18 @@ class Reader:
             position = _position(row["game"], row["fen"], row["opening"] + moves)
             cached = (_render(position, moves[-1] if moves else None,
                               f"{row['white']} - {row['black']}, ply {shown}"),
-                      position.to_move.value)
+                      position.to_move.value, position.fen())
             if len(self._pictures) >= LIVE_PICTURES:
                 self._pictures.clear()
             self._pictures[key] = cached
-        svg, to_move = cached
+        svg, to_move, fen = cached
         clocks: dict[str, int | None] = {"white": None, "black": None}
         for m in row["moves"]:
             clocks[m["color"]] = m["clock_ms"]
         last = row["moves"][-1] if row["moves"] else None
         return {"key": row["key"], "white": row["white"], "black": row["black"], "plies": shown,
-                "last_move": last and last["move"], "clock_ms": clocks, "svg": svg,
-                "ticking": _ticking(to_move, clocks[to_move], last and last.get("at")),
+                "last_move": last and last["move"], "clock_ms": clocks, "svg": svg, "fen": fen,
+                "to_move": to_move, "ticking": _ticking(to_move, clocks[to_move], last and last.get("at")),
                 "started": row["started"], "updated": row["updated"]}
 
     def live_game(self, tournament_id: int, key: str) -> dict[str, Any]:
@@ -187,37 +210,43 @@ class Reader:
         last ply); :class:`Finished` once it is stored."""
         with self._using() as store:
             active = store.run_active(tournament_id)
-            rows = [r for r in live_games(store, tournament_id) if r["key"] == key] if active else []
-            became = None if rows else stored_key(store, tournament_id, key)
-        if not rows:
+            found = [r for r in live_games(store, tournament_id) if r["key"] == key] if active else []
+            became = None if found else stored_key(store, tournament_id, key)
+            name = None
+            if found:
+                name = store.db.conn.execute("select name from tournaments where id = ?",
+                                             [tournament_id]).fetchone()[0]
+        if not found:
             stored = self._query("select id from games where tournament = ? and key = ?",
                                  [tournament_id, key if became is None else became])
             if stored:
                 raise Finished(stored[0]["id"])
             raise NotFound(f"no game {key!r} in progress in tournament {tournament_id}")
-        row = rows[0]
+        row = found[0]
         entry = self._live_entry(tournament_id, row)
         moves = _listed(row["opening"], [{k: v for k, v in m.items() if k != "at"} for m in row["moves"]])
-        return {"game": {"tournament": tournament_id, "key": key, "game": row["game"],
-                         "white": row["white"], "black": row["black"], "plies": entry["plies"],
-                         "start_time": row["started"], "updated": row["updated"]},
-                "live": entry, "moves": moves, "chart": charts.move_chart(moves)}
+        return {"game": {"tournament": tournament_id, "tournament_name": name, "key": key,
+                         "game": row["game"], "white": row["white"], "black": row["black"],
+                         "plies": entry["plies"], "start_time": row["started"], "updated": row["updated"]},
+                "live": entry, "moves": moves, "info": moves[-1] if moves else None,
+                "charts": {"score": charts.score_chart(moves), "time": charts.time_chart(moves)}}
 
     # -- one game ------------------------------------------------------------
 
     def _game_row(self, game_id: int) -> dict[str, Any]:
-        rows = self._query("select g.*, t.name as tournament_name, t.config as tournament_config, "
-                           "t.total_games as tournament_total_games from games g "
-                           "join tournaments t on t.id = g.tournament where g.id = ?", [game_id])
-        if not rows:
+        found = self._query("select g.*, t.name as tournament_name, t.config as tournament_config, "
+                            "t.total_games as tournament_total_games from games g "
+                            "join tournaments t on t.id = g.tournament where g.id = ?", [game_id])
+        if not found:
             raise NotFound(f"no game {game_id}")
-        return rows[0]
+        return found[0]
 
     def game(self, game_id: int, ply: int | None = None) -> dict[str, Any]:
-        """One game at ``ply`` (None: the end): its board picture, the move
-        list with each move's time, clock, score and depth, the chart of
-        time and score per move, the termination and its detail, and the
-        plies to step to."""
+        """One game at ``ply`` (None: the end): its board picture and
+        position string, the move list with each move's time, clock, score,
+        depth, nodes, speed and principal variation (``info``: the shown
+        ply's), the charts of score and time per ply, the termination and
+        its detail, and the plies to step to."""
         row = self._game_row(game_id)
         record = GameRecord.from_dict(game_record(row))
         moves = record.all_moves
@@ -225,9 +254,11 @@ class Reader:
         shown = total if ply is None else ply
         if not 0 <= shown <= total:
             raise NotFound(f"game {game_id} has no ply {ply} (it has {total})")
-        svg = _picture(record.game, record.fen, moves[:shown],
-                       f"{record.white} - {record.black}, ply {shown} of {total}")
-        listed = _listed(record.opening_moves, [ply_entry(p) for p in record.moves])
+        position = _position(record.game, record.fen, moves[:shown])
+        svg = _render(position, moves[shown - 1] if shown else None,
+                      f"{record.white} - {record.black}, ply {shown} of {total}")
+        listed = _listed(record.opening_moves, [_figures(p) for p in record.moves])
+        link = f"/game/{game_id}?ply="
         return {
             "game": {"id": row["id"], "tournament": row["tournament"],
                      "tournament_name": row["tournament_name"], "key": row["key"],
@@ -237,10 +268,13 @@ class Reader:
                      "start_time": record.start_time, "end_time": record.end_time},
             "moves": listed,
             "ply": shown,
+            "info": listed[shown - 1] if shown else None,
             "steps": {"first": 0, "previous": max(shown - 1, 0),
                       "next": min(shown + 1, total), "last": total},
             "svg": svg,
-            "chart": charts.move_chart(listed),
+            "fen": position.fen(),
+            "charts": {"score": charts.score_chart(listed, shown, link),
+                       "time": charts.time_chart(listed, shown, link)},
         }
 
     def game_pgn(self, game_id: int) -> str:
@@ -255,28 +289,50 @@ class Reader:
         return records.write_game(GameRecord.from_dict(record),
                                   export_tags(tournament, {**row, "record": record}))
 
-    # -- one engine ----------------------------------------------------------
+    # -- the engines ---------------------------------------------------------
+
+    def engines(self) -> dict[str, Any]:
+        """Every engine of the database with its totals (:func:`engines.engine_list`)."""
+        with self._using() as store:
+            return {"engines": engines.engine_list(store)}
 
     def engine(self, name: str, page: int = 1) -> dict[str, Any]:
-        """An engine's games across the tournaments of the database (the
-        latest first), each with its result from the engine's side."""
-        where = "from games g join tournaments t on t.id = g.tournament where g.white = ? or g.black = ?"
-        total = self._query(f"select count(*) as n {where}", [name, name])[0]["n"]
-        if total == 0 and not self._query("select 1 from engines where name = ? limit 1", [name]):
-            raise NotFound(f"no engine {name!r}")
-        offset = _offset(page, total)
-        games = self._query(f"select g.id, g.tournament, t.name as tournament_name, g.game, g.white, "
-                            f"g.black, g.result, g.termination, g.detail, g.plies, g.end_time {where} "
-                            "order by g.id desc limit ? offset ?",
-                            [name, name, GAMES_PAGE_SIZE, offset])
+        """An engine: its build, totals, rating after each tournament (per
+        game kind, with its chart), results against each opponent, and its
+        games across the tournaments of the database (the latest first),
+        each with its result from the engine's side."""
+        with self._using() as store:
+            last = store.db.conn.execute("select max(id) from games").fetchone()[0]
+            cached = self._engines.get(name)
+            if cached is None or cached[0] != last:
+                summary = engines.engine_summary(store, name)
+                if summary is None:
+                    raise NotFound(f"no engine {name!r}")
+                history = engines.rating_history(store, name)
+                for series in history:
+                    series["chart"] = charts.rating_chart(series["points"]) if series["points"] else None
+                if len(self._engines) >= ENGINE_PAGES:
+                    self._engines.clear()
+                cached = self._engines[name] = (last, {**summary, "ratings": history})
+            figures = cached[1]
+            total = figures["totals"]["games"]
+            offset = _offset(page, total)
+            games = rows(store, "select g.id, g.tournament, t.name as tournament_name, g.game, g.white, "
+                         "g.black, g.result, g.termination, g.detail, g.plies, g.end_time from games g "
+                         "join tournaments t on t.id = g.tournament where g.white = ? or g.black = ? "
+                         "order by g.id desc limit ? offset ?", [name, name, GAMES_PAGE_SIZE, offset])
         for game in games:
             game["outcome"] = _outcome(game, name)
-        return {"engine": name, "games": games, "page": _page_info(page, total)}
+        return {"engine": name, **figures, "games": games, "page": _page_info(page, total)}
 
 
-def _picture(game: str, fen: str | None, moves: list[str], title: str) -> str:
-    """The board after ``moves``, the last one marked."""
-    return _render(_position(game, fen, moves), moves[-1] if moves else None, title)
+def _figures(ply: Ply) -> dict[str, Any]:
+    """A stored ply's figures (:func:`arbiter.live.ply_entry`) with what only
+    a stored game has: nodes, the speed (nodes per second of the engine's
+    own time, else of the measured one), the principal variation."""
+    seconds = (ply.engine_time_ms or ply.time_ms or 0) / 1000
+    return {**ply_entry(ply), "nodes": ply.nodes, "pv": list(ply.pv),
+            "nps": round(ply.nodes / seconds) if ply.nodes and seconds > 0 else None}
 
 
 def _position(game: str, fen: str | None, moves: list[str]) -> Any:
@@ -306,138 +362,15 @@ def _ticking(side: str, clock_ms: int | None, moved: float | None) -> dict[str, 
 
 def _listed(opening: list[str] | tuple[str, ...], plies: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The move list: the opening's book moves (no figures), then each
-    played ply with its figures (:func:`arbiter.live.ply_entry`)."""
+    played ply with its figures (:func:`_figures`; a game in progress's
+    have no nodes, speed or principal variation)."""
     book = len(opening)
-    listed = [{"ply": i + 1, "move": m, "color": None, "book": True, "time_ms": None,
-               "clock_ms": None, "score": None, "depth": None} for i, m in enumerate(opening)]
-    listed += [{"ply": book + i + 1, "book": False, **p} for i, p in enumerate(plies)]
+    listed: list[dict[str, Any]] = [{"ply": i + 1, "move": m, "color": None, "book": True, "time_ms": None,
+               "clock_ms": None, "score": None, "depth": None, "nodes": None, "pv": [], "nps": None}
+              for i, m in enumerate(opening)]
+    listed += [{"ply": book + i + 1, "book": False, "nodes": None, "pv": [], "nps": None, **p}
+               for i, p in enumerate(plies)]
     return listed
-
-
-#: points of the LLR chart: a point every ``step`` games, ``step`` doubled
-#: (every other point dropped) whenever there are twice as many, so the
-#: chart's cost and picture stay bounded however long the SPRT runs
-LLR_POINTS = 100
-
-#: the columns the standings count (``arbiter.standings.Tally.add``)
-_COUNTED = ("id", "white", "black", "result", "termination", "pairing", "pair")
-
-
-class Count:
-    """A stored tournament's standings kept up game by game, for the view.
-
-    The same figures as :func:`arbiter.tournament.tournament_standings`
-    (``arbiter standings``): the same SPRT and engines from the stored
-    tournament, every game row into the same :class:`arbiter.standings.Tally`
-    (its counts do not depend on the order the games come in).  The rows
-    are read as plain tuples of the counted columns, and only those stored
-    since the last look (games are only ever added): a running tournament
-    of 10,000 games costs a few new rows per update, not a recount.  Beside
-    it, the LLR after every ``step``-th game (:data:`LLR_POINTS`)."""
-
-    def __init__(self, store: Store, row: dict[str, Any]):
-        from arbiter.standings import Tally
-        from arbiter.tournament import tournament_sprt
-
-        self.tournament = row["id"]
-        self.sprt = tournament_sprt(row)
-        self.tally = Tally(row.get("engines") or [e["name"] for e in store.engines(row["id"])],
-                           game=row.get("game"), scheduled=row.get("total_games"))
-        self.last_id = 0
-        self.step = 1
-        self.points: list[list[float]] = [[0, 0.0]] if self.sprt else []
-
-    def update(self, store: Store) -> None:
-        """Count the games stored since the last update."""
-        rows = store.db.conn.execute(f"select {', '.join(_COUNTED)} from games where tournament = ? "
-                                     "and id > ? order by id", [self.tournament, self.last_id]).fetchall()
-        tally, names = self.tally, _COUNTED[1:]
-        while tally.games + len(rows) > self.step * LLR_POINTS:  # no point made only to be dropped
-            self._thin()
-        for values in rows:
-            tally.add(dict(zip(names, values[1:], strict=True)))
-            if self.sprt and tally.games % self.step == 0:
-                self._sample()
-        if rows:
-            self.last_id = rows[-1][0]
-            if self.sprt and self.points[-1][0] != tally.games:
-                self._sample()
-
-    def _sample(self) -> None:
-        """The LLR now: the SPRT of the standings' first pair, as
-        :meth:`arbiter.standings.Tally.standings` takes it (its counts, not a
-        whole standings with joint ratings: a third of the first request)."""
-        from arbiter.rating import PairStats
-
-        tally = self.tally
-        assert self.sprt is not None
-        pairs = sorted(tally.per_pair, key=lambda k: (tally.order[k[0]], tally.order[k[1]]))
-        stats = PairStats(0, 0, 0)
-        if pairs:
-            wins, draws, losses = tally.per_pair[pairs[0]]
-            penta = tally.penta.get(pairs[0])
-            stats = PairStats(wins, draws, losses, pentanomial=None if penta is None else (
-                penta[0], penta[1], penta[2], penta[3], penta[4]))
-        point = [tally.games, round(self.sprt.status(stats).llr, 4)]
-        if len(self.points) > 1 and self.points[-1][0] % self.step:  # the last one was off-step
-            self.points[-1] = point
-        else:
-            self.points.append(point)
-        if len(self.points) > 2 * LLR_POINTS:
-            self._thin()
-
-    def _thin(self) -> None:
-        """Twice the step: every other point goes (the last stays)."""
-        self.step *= 2
-        last = self.points[-1:]
-        self.points = [p for p in self.points[:-1] if p[0] % self.step == 0] + last
-
-    def standings(self) -> Any:
-        return self.tally.standings(self.sprt)
-
-
-def _progress(store: Store, summary: dict[str, Any]) -> dict[str, Any]:
-    """Games done of scheduled, and for a running tournament the time left
-    at this run's pace (games stored since its start)."""
-    done, total = summary["done"], summary["total_games"] or 0
-    progress: dict[str, Any] = {"done": done, "total": total,
-                                "percent": round(100 * done / total, 1) if total else 0.0,
-                                "eta_seconds": None}
-    if summary["status"] != RUNNING:
-        return progress
-    started = store.db.conn.execute(
-        "select time from events where tournament = ? and kind in ('start', 'resume') "
-        "order by id desc limit 1", [summary["id"]]).fetchone()
-    if started is None:
-        return progress
-    played = store.db.conn.execute("select count(*) from games where tournament = ? and stored >= ?",
-                                   [summary["id"], started[0]]).fetchone()[0]
-    elapsed = (_dt.datetime.now(_dt.UTC) - _parse_time(started[0])).total_seconds()
-    if played and elapsed > 0:
-        progress["eta_seconds"] = round(elapsed / played * max(0, total - done))
-    return progress
-
-
-def _parse_time(text: str) -> _dt.datetime:
-    """A stored time (``2026-12-02T00:40:00.068Z``) as an aware datetime."""
-    return _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def crosstable(standings: dict[str, Any]) -> dict[str, Any]:
-    """W-D-L of each engine against each other, in the standings' order,
-    from the standings' own pairs (each pair seen from both sides), with the
-    pentanomial counts of the complete game pairs."""
-    names = [e["name"] for e in standings["engines"]]
-    cells: dict[tuple[str, str], dict[str, Any]] = {}
-    for pair in standings["pairs"]:
-        a, b = pair["first"], pair["second"]
-        penta = pair["pentanomial"]
-        cells[a, b] = {"wins": pair["wins"], "draws": pair["draws"], "losses": pair["losses"],
-                       "pentanomial": penta}
-        cells[b, a] = {"wins": pair["losses"], "draws": pair["draws"], "losses": pair["wins"],
-                       "pentanomial": None if penta is None else penta[::-1]}
-    return {"engines": names,
-            "rows": [{"name": a, "cells": [cells.get((a, b)) for b in names]} for a in names]}
 
 
 def _summary(store: Store, row: dict[str, Any]) -> dict[str, Any]:

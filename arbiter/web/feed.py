@@ -134,18 +134,23 @@ class Feed:
     def full(self) -> bool:
         return self.viewers >= MAX_VIEWERS
 
-    async def watch(self, topic: Hashable) -> AsyncGenerator[str, None]:
-        """The updates of ``topic`` for one viewer, the current state first."""
-        viewer = Viewer()
+    async def current(self, topic: Hashable) -> Update | None:
+        """``topic``'s state now: its last update while it has viewers, else
+        rendered (in a worker thread); None when there is no such topic (an
+        event stream of it is not found)."""
         first = self._last.get(topic)
         if first is None:
             first = await anyio.to_thread.run_sync(self._render, topic)
-            if first is not None:
-                self._last.setdefault(topic, first)
+        return first
+
+    async def watch(self, topic: Hashable, first: Update) -> AsyncGenerator[str, None]:
+        """The updates of ``topic`` for one viewer, starting with ``first``
+        (:meth:`current`)."""
+        viewer = Viewer()
+        self._last.setdefault(topic, first)
         self.topics.setdefault(topic, set()).add(viewer)
         try:
-            if first is not None:
-                viewer.put(first)
+            viewer.put(first)
             while True:
                 yield await viewer.next()
                 await anyio.sleep(VIEWER_INTERVAL)
