@@ -451,18 +451,30 @@ class Tournament:
         await trio.to_thread.run_sync(self._load)
         self.started_at = trio.current_time()
         self.store.set_status(self.tournament_id, RUNNING)
-        kind = "resume" if self._rows else "start"
-        self.store.add_event(self.tournament_id, kind,
-                             f"{len(self._pending)} of {self.total} games to play, "
-                             f"concurrency {self.config.concurrency}")
-        self.observer.started(self)
-        workers = min(self.config.concurrency, max(1, len(self._pending)))
-        async with trio.open_nursery() as nursery:
-            self._scope = nursery.cancel_scope
-            nursery.start_soon(self._tick)
-            nursery.start_soon(self.live.keep_written)
-            await self._play_all(workers)
-            nursery.cancel_scope.cancel()
+        try:
+            kind = "resume" if self._rows else "start"
+            self.store.add_event(self.tournament_id, kind,
+                                 f"{len(self._pending)} of {self.total} games to play, "
+                                 f"concurrency {self.config.concurrency}")
+            self.observer.started(self)
+            workers = min(self.config.concurrency, max(1, len(self._pending)))
+            async with trio.open_nursery() as nursery:
+                self._scope = nursery.cancel_scope
+                nursery.start_soon(self._tick)
+                nursery.start_soon(self.live.keep_written)
+                await self._play_all(workers)
+                nursery.cancel_scope.cancel()
+        except BaseException as exc:  # cancelled from outside (a second Ctrl-C), or a bug: the
+            # stored status says how the run ended all the same, never `running`
+            cancelled = isinstance(exc, trio.Cancelled) or (
+                isinstance(exc, BaseExceptionGroup) and exc.split(trio.Cancelled)[1] is None)
+            if cancelled:
+                self._interrupted = True
+            elif self._abort is None:
+                self._abort = f"an unexpected error ({type(exc).__name__}: {exc})"
+            with trio.CancelScope(shield=True):
+                await self._finish()
+            raise
         return await self._finish()
 
     async def _finish(self) -> RunResult:

@@ -185,30 +185,38 @@ def _address(path: Path) -> str | None:
 
 
 @contextlib.contextmanager
-def own_cluster(tmp_path: Path, worker_args: list[str], scheduler_args: tuple[str, ...] = ()):
-    """A ``dask scheduler`` on 127.0.0.1 (``scheduler_args`` added) and one
-    ``arbiter worker ADDRESS *worker_args`` joined to it; yields the address
-    and the line the worker printed once joined; both end on the way out."""
+def own_scheduler(tmp_path: Path, scheduler_args: tuple[str, ...] = ()):
+    """A ``dask scheduler`` on 127.0.0.1 (``scheduler_args`` added); yields
+    its address; it ends on the way out."""
     info = tmp_path / "scheduler.json"
     scheduler = subprocess.Popen(
         [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
          "0", "--no-dashboard", "--scheduler-file", str(info), *scheduler_args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env())
-    worker = None
     try:
-        address = wait_until("scheduler address", lambda: _address(info), scheduler)
-        worker = start("worker", address, *worker_args, cwd=tmp_path)
-        assert worker.stderr is not None
-        joined = ""
-        while "joined" not in joined:
-            joined = worker.stderr.readline()
-            assert joined, "the worker ended before it joined"
-        yield address, joined
+        yield wait_until("scheduler address", lambda: _address(info), scheduler)
     finally:
-        for proc in (worker, scheduler):
-            if proc is not None:
-                proc.terminate()
-                proc.communicate(timeout=60)
+        scheduler.terminate()
+        scheduler.communicate(timeout=60)
+
+
+@contextlib.contextmanager
+def own_cluster(tmp_path: Path, worker_args: list[str], scheduler_args: tuple[str, ...] = ()):
+    """:func:`own_scheduler` and one ``arbiter worker ADDRESS *worker_args``
+    joined to it; yields the address and the line the worker printed once
+    joined; both end on the way out."""
+    with own_scheduler(tmp_path, scheduler_args) as address:
+        worker = start("worker", address, *worker_args, cwd=tmp_path)
+        try:
+            assert worker.stderr is not None
+            joined = ""
+            while "joined" not in joined:
+                joined = worker.stderr.readline()
+                assert joined, "the worker ended before it joined"
+            yield address, joined
+        finally:
+            worker.terminate()
+            worker.communicate(timeout=60)
 
 
 def test_a_worker_without_an_engine_gives_a_clear_error(tmp_path):
