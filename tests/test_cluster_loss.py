@@ -24,7 +24,16 @@ from pathlib import Path
 import pytest
 from bad_engines.harness import processes_with
 from cli import child_env, start
-from test_cluster import FAST, GUARD, assert_every_game_once, gate_engines, gated, own_scheduler, wait_until
+from test_cluster import (
+    FAST,
+    GUARD,
+    assert_every_game_once,
+    gate_engines,
+    gated,
+    kill_worker_of,
+    own_scheduler,
+    wait_until,
+)
 from test_tournament import PY, count_games, one, spec, wait_for_games
 
 from arbiter.procs import proc_table
@@ -123,12 +132,7 @@ def test_a_worker_killed_mid_batch_loses_only_a_replay(tmp_path):
         engine = int(wait_until("game 4 at the gate", lambda: waiting.exists() and waiting.read_text(),
                                 proc))
         assert count.read_text().count("game") == 4 and count_games(db) == 2
-        worker = proc_table()[engine][1]  # the engine's parent: the worker playing the batch
-        assert worker in spawned_workers(proc.pid)
-        doomed = [pid for pid in processes_with(tag) if proc_table().get(pid, ("", 0))[1] == worker]
-        os.kill(worker, signal.SIGKILL)
-        wait_until("end of the killed worker's engines",
-                   lambda: not set(doomed) & set(processes_with(tag)), proc, limit=30)
+        kill_worker_of(engine, tag, proc)
         gate.touch()
         out, err = proc.communicate(timeout=GUARD)
     finally:
