@@ -21,12 +21,20 @@ batches, and the thread wakes their trio tasks through the run's
 :class:`trio.lowlevel.TrioToken`.  So a thousand pairs in flight cost a
 thousand futures and one thread, and no trio task blocks a thread.
 
+**Losses** (``specs/cluster.md`` §Exactly once): a lost worker's batches are
+given to another worker by the scheduler and simply waited for longer; a
+``local:N`` start that loses a worker is made again (:data:`LOCAL_STARTS`);
+whatever else fails in connecting or closing becomes a :class:`ClusterError`
+or nothing, never a traceback.  A batch that waits :data:`WORKER_LOOK` has the
+workers looked at, so one that can never play (no ``slots``: a plain ``dask
+worker``) is named (:data:`NO_SLOTS`) instead of waited for in silence.
+
 **Stopping**: an SPRT decision sets the run's drain :class:`distributed.Event`
 (the batches in flight begin no further pair).  The session's end (a finished
 run, Ctrl-C, an abort) sets the run's stop event, which every batch in flight
 watches on its worker (:mod:`arbiter.cluster.loop`), waits up to
-:data:`STOP_WAIT` for them to end their engines, cancels what is left and
-closes the client (and the local cluster it started).
+:data:`STOP_WAIT` for those a worker holds to end their engines, cancels what
+is left and closes the client (and the local cluster it started).
 """
 
 from __future__ import annotations
