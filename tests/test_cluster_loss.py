@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 
@@ -81,6 +82,34 @@ def test_a_worker_killed_while_the_local_cluster_starts_costs_a_new_start(tmp_pa
     assert "starting it again (2 of 3)" in out
     assert_every_game_once(db, ["a", "b"], 4)
     assert_finished_cleanly(proc, err, db, tag)
+
+
+def test_a_local_cluster_losing_a_worker_at_every_start_aborts_saying_so(tmp_path):
+    """§Addresses: every worker process of a ``local:2`` cluster is killed the
+    moment it exists; after ``LOCAL_STARTS`` (3) starts the run aborts with a
+    message saying so (exit status 1, status ``aborted``), no game played,
+    no traceback."""
+    db = tmp_path / "a.db"
+    proc = start("tournament", "-g", "troll", "-e", spec("a"), "-e", spec("b"), "--games", "2",
+                 "--db", db, "--cluster", "local:2", *FAST, cwd=tmp_path)
+    killed: set[int] = set()
+    try:
+        deadline = time.monotonic() + GUARD
+        while proc.poll() is None and time.monotonic() < deadline:
+            for pid in set(spawned_workers(proc.pid)) - killed:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            time.sleep(0.02)
+        out, err = proc.communicate(timeout=GUARD)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, out + err
+    assert "Traceback" not in err, err
+    assert "starting it again (3 of 3)" in out
+    assert ("aborted: the local cluster local:2 failed to start 3 times (a worker process lost "
+            "while it started?); the last: RuntimeError: Nanny failed to start.") in err
+    assert one(db, "select status from tournaments where id = 1")[0] == "aborted"
+    assert count_games(db) == 0
 
 
 COUNTED = """
