@@ -182,22 +182,25 @@ class _Lines:
         stdout = proc.stdout
         threading.Thread(target=lambda: [self.lines.put(line) for line in stdout], daemon=True).start()
 
-    def wait_for(self, text: str, limit: float = GUARD) -> str:
-        while True:
+    def wait_for(self, *texts: str, limit: float = GUARD) -> dict[str, str]:
+        """The first line with each of ``texts`` (in their order), once all have come."""
+        found = dict.fromkeys(texts, "")
+        while not all(found.values()):
             try:
                 line = self.lines.get(timeout=limit)
             except queue.Empty:
-                pytest.fail(f"no line with {text!r} after {limit} s; seen: {''.join(self.seen)}")
+                pytest.fail(f"no line with each of {texts} after {limit} s; seen: {''.join(self.seen)}")
             self.seen.append(line)
-            if text in line:
-                return line
+            found.update({text: line for text in texts if text in line and not found[text]})
+        return found
 
 
 def test_a_plain_dask_worker_is_named_not_waited_for_in_silence(tmp_path):
     """§Workers: a plain ``dask worker`` (no ``slots`` resource, no arbiter
     plugin) is never given a batch; the coordinator says so, naming it and
-    the command to use, instead of waiting in silence, and a Ctrl-C then
-    ends the run ``interrupted`` (exit 130), nothing played, no traceback."""
+    the command to use, and that no worker can play, instead of waiting in
+    silence; a Ctrl-C then ends the run ``interrupted`` (exit 130), nothing
+    played, no traceback."""
     db = tmp_path / "p.db"
     with own_scheduler(tmp_path) as address:
         plain = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address,
@@ -206,15 +209,19 @@ def test_a_plain_dask_worker_is_named_not_waited_for_in_silence(tmp_path):
         proc = start("tournament", "-g", "troll", "-e", spec("a"), "-e", spec("b"), "--games", "2",
                      "--db", db, "--cluster", address, *FAST, cwd=tmp_path)
         try:
-            said = _Lines(proc).wait_for("offers no 'slots' resource")
+            plain_said, none_said = _Lines(proc).wait_for(
+                "offers no 'slots' resource", "no worker offers 'slots'").values()
             proc.send_signal(signal.SIGINT)
-            out, err = proc.communicate(timeout=GUARD)
+            proc.wait(timeout=GUARD)  # stdout is the reader thread's; stderr holds a few lines
+            assert proc.stderr is not None
+            err = proc.stderr.read()
         finally:
             proc.kill()
             plain.terminate()
             plain.communicate(timeout=60)
-    assert "worker tcp://127.0.0.1:" in said and "(a plain `dask worker`?)" in said
-    assert "start workers with `arbiter worker SCHEDULER --engines FILE`" in said
+    assert "worker tcp://127.0.0.1:" in plain_said and "(a plain `dask worker`?)" in plain_said
+    assert "start workers with `arbiter worker SCHEDULER --engines FILE`" in plain_said
+    assert "(an `arbiter worker`); the games wait for one to join" in none_said
     assert proc.returncode == 130, err
     assert "Traceback" not in err, err
     assert one(db, "select status from tournaments where id = 1")[0] == "interrupted"

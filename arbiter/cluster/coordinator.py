@@ -27,7 +27,8 @@ given to another worker by the scheduler and simply waited for longer; a
 whatever else fails in connecting or closing becomes a :class:`ClusterError`
 or nothing, never a traceback.  A batch that waits :data:`WORKER_LOOK` has the
 workers looked at, so one that can never play (no ``slots``: a plain ``dask
-worker``) is named (:data:`NO_SLOTS`) instead of waited for in silence.
+worker``) is named (:data:`NO_SLOTS`), and a cluster where none can play
+says so (:data:`NO_WORKER`), instead of waiting in silence.
 
 **Stopping**: an SPRT decision sets the run's drain :class:`distributed.Event`
 (the batches in flight begin no further pair).  The session's end (a finished
@@ -64,7 +65,7 @@ from .task import Outcome, WorkerRefused, make_request, read_result
 from .worker import ArbiterPlugin, play_pairs
 
 __all__ = ["ClusterPlayer", "ClusterError", "CONNECT_TIMEOUT", "STOP_WAIT", "FAILED_WORKERS",
-           "MAX_BATCH", "BATCH_PLAY", "LOCAL_STARTS", "WORKER_LOOK", "NO_SLOTS"]
+           "MAX_BATCH", "BATCH_PLAY", "LOCAL_STARTS", "WORKER_LOOK", "NO_SLOTS", "NO_WORKER"]
 
 #: Seconds to reach a scheduler before giving up (Dask's client timeout).
 CONNECT_TIMEOUT = 30
@@ -86,6 +87,9 @@ WORKER_LOOK = 5.0
 #: ``slots`` (``specs/cluster.md`` §Workers).
 NO_SLOTS = ("cluster: worker {worker} offers no 'slots' resource, so it is given no game (a "
             "plain `dask worker`?); start workers with `arbiter worker SCHEDULER --engines FILE`")
+#: What it says when no worker that can play is connected (at the start, or
+#: once all are gone), once each time that becomes so.
+NO_WORKER = "cluster: no worker offers 'slots' (an `arbiter worker`); the games wait for one to join"
 #: Seconds a stop waits for the pairs in flight to end their engines
 #: (a pair's wait on the stop event returns at once, then its engines get
 #: their quit, SIGTERM and SIGKILL graces).
@@ -146,6 +150,7 @@ class ClusterPlayer:
         self._results: _Results | None = None
         self._observer: Observer | None = None
         self._told: set[str] = set()  # workers said to offer no slots (NO_SLOTS)
+        self._none_told = False  # NO_WORKER said, and no worker with slots seen since
         self._looked = -math.inf  # when the workers were last looked at (_look)
         self.submitted = 0
 
@@ -161,9 +166,8 @@ class ClusterPlayer:
             workers = await trio.to_thread.run_sync(self._connect)
             assert self._client is not None
             self._results = _Results(self._client, trio.lowlevel.current_trio_token())
-            observer.message(f"cluster {self.target}: {len(workers)} worker(s)"
-                             + ("" if workers else "; waiting for workers to join"))
-            self._tell_no_slots(workers)
+            observer.message(f"cluster {self.target}: {len(workers)} worker(s)")
+            self._tell(workers)
             yield
         finally:
             with trio.CancelScope(shield=True):
@@ -281,13 +285,20 @@ class ClusterPlayer:
         if self._observer is not None:
             self._observer.message(text)
 
-    def _tell_no_slots(self, workers: dict[str, Any]) -> None:
-        """Say :data:`NO_SLOTS` of each worker of ``workers`` not yet told."""
+    def _tell(self, workers: dict[str, Any]) -> None:
+        """Say :data:`NO_SLOTS` of each worker of ``workers`` not yet told,
+        and :data:`NO_WORKER` if none of them can play (once until one can)."""
+        able = False
         for address, info in workers.items():
             resources = info.get("resources") if isinstance(info, dict) else None
-            if address not in self._told and not (resources or {}).get(SLOTS):
+            if (resources or {}).get(SLOTS):
+                able = True
+            elif address not in self._told:
                 self._told.add(address)
                 self._say(NO_SLOTS.format(worker=address))
+        if not able and not self._none_told:
+            self._say(NO_WORKER)
+        self._none_told = not able
 
     async def _look(self) -> None:
         """A batch has waited :data:`WORKER_LOOK`: the workers looked at
@@ -300,7 +311,7 @@ class ClusterPlayer:
             workers = await trio.to_thread.run_sync(self._workers)
         except Exception:  # noqa: BLE001 - the scheduler unreachable now: looked at again later
             return
-        self._tell_no_slots(workers)
+        self._tell(workers)
 
     # -- pairs -----------------------------------------------------------------
 
