@@ -1,13 +1,14 @@
 """A lost cluster worker costs a replay, not the run (specs/cluster.md
-§Exactly once, §Workers, §Stopping): real local Dask clusters
-(``--cluster local:2``), real worker processes killed by SIGKILL, real engine
-processes, real SQLite files.
+§Addresses, §Exactly once, §Workers, §Stopping): real local Dask clusters
+(``--cluster local:2``), real worker processes killed by SIGKILL, a real
+``dask scheduler`` with a plain ``dask worker``, real engine processes, real
+SQLite files.
 
 Each moment is reached by what the test sees, never by a timing guess: a
 worker process killed the moment the coordinator has spawned it (Dask is
 still starting it), a worker killed while the engine it plays waits at a
 gate after a finished game of its batch, a stop signalled while a batch is
-held at a gate.
+held at a gate, a signal once the coordinator has said what it waits for.
 """
 
 from __future__ import annotations
