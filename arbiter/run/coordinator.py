@@ -191,10 +191,19 @@ class Coordinator:
                 nursery.start_soon(self.live.keep_written)
                 await self._play_all()
                 nursery.cancel_scope.cancel()
-        finally:
+        except BaseException as exc:  # cancelled from outside (a second Ctrl-C), or a bug: the
+            # stored status says how the run ended all the same, never `running`
+            cancelled = isinstance(exc, trio.Cancelled) or (
+                isinstance(exc, BaseExceptionGroup) and exc.split(trio.Cancelled)[1] is None)
+            if cancelled:
+                self._interrupted = True
+            elif self._abort is None:
+                self._abort = f"an unexpected error ({type(exc).__name__}: {exc})"
             with trio.CancelScope(shield=True):
-                result = await self._finish()
-        return result
+                await self._finish()
+            raise
+        with trio.CancelScope(shield=True):
+            return await self._finish()
 
     async def _finish(self) -> RunResult:
         self.standings = self._tally.standings(self.sprt)  # the last batch's may be a moment old
