@@ -149,7 +149,7 @@ class ClusterPlayer:
         self._cluster: LocalCluster | None = None
         self._in_flight: set[Future] = set()
         self._results: _Results | None = None
-        self._observer: Observer | None = None
+        self._observer: Reporter | None = None
         self._told: set[str] = set()  # workers said to offer no slots (NO_SLOTS)
         self._none_told = False  # NO_WORKER said, and no worker with slots seen since
         self._looked = -math.inf  # when the workers were last looked at (_look)
