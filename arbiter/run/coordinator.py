@@ -203,7 +203,8 @@ class Coordinator:
                 await self._finish()
             raise
         with trio.CancelScope(shield=True):
-            return await self._finish()
+            result = await self._finish()
+        return result
 
     async def _finish(self) -> RunResult:
         self.standings = self._tally.standings(self.sprt)  # the last batch's may be a moment old
