@@ -363,6 +363,18 @@ class ScheduledGame:
     def players(self) -> frozenset[str]:
         return frozenset((self.white, self.black))
 
+    def to_dict(self) -> dict[str, Any]:
+        """The game as plain values (a worker's request carries it so)."""
+        return {"round": self.round, "pairing": self.pairing, "index": self.index, "pair": self.pair,
+                "seq": self.seq, "white": self.white, "black": self.black,
+                "opening": self.opening.to_dict()}
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> ScheduledGame:
+        return cls(round=values["round"], pairing=values["pairing"], index=values["index"],
+                   pair=values["pair"], seq=values["seq"], white=values["white"],
+                   black=values["black"], opening=Opening.from_dict(values["opening"]))
+
 
 @dataclass(frozen=True)
 class RoundPair:

@@ -41,7 +41,7 @@ from arbiter.schedule import ScheduledGame
 
 from .player import LivePly
 
-__all__ = ["GameLoop", "EngineSource", "LocalProcesses", "LOCAL", "MatchSettings", "SlotReport",
+__all__ = ["GameLoop", "Match", "EngineSource", "LocalProcesses", "LOCAL", "MatchSettings", "SlotReport",
            "ENGINE_IDLE", "IDLE_PER_SLOT", "startup_limit", "STARTUPS_PER_CORE"]
 
 #: Seconds an idle engine is kept for a later batch: a pairing's next pair
@@ -150,6 +150,18 @@ class LocalProcesses:
 LOCAL = LocalProcesses()
 
 
+class Match:
+    """What the games of a batch share: the match settings, and the engines
+    by name (their configurations as the process playing them runs them)."""
+
+    def __init__(self, settings: MatchSettings, engines: Mapping[str, EngineConfig]):
+        self.settings = settings
+        self.engines = dict(engines)
+        self.game = get_game(settings.game)
+        self.tc = TimeControl.parse(settings.tc)
+        self.adjudication = Adjudication.parse(settings.resign, settings.draw)
+
+
 class SlotReport(Protocol):
     """What a slot tells whoever runs the loop, game by game."""
 
@@ -185,26 +197,21 @@ class _Held:
 
 
 class GameLoop:
-    """A run's engines and games in this trio run.
+    """Engines and games in this trio run.
 
-    ``engines``: the run's engine configurations by name; ``slots``: the
-    batches played at once (bounds the idle engines kept); ``source``: where
-    engines come from.  Use it inside :meth:`running`, then :meth:`play`
-    batches from as many tasks as there are slots."""
+    ``slots``: the batches played at once (bounds the idle engines kept);
+    ``source``: where engines come from.  Use it inside :meth:`running`, then
+    :meth:`play` batches (each of a :class:`Match`) from as many tasks as
+    there are slots."""
 
-    def __init__(self, settings: MatchSettings, engines: Mapping[str, EngineConfig], *,
-                 slots: int, source: EngineSource = LOCAL, timeouts: EngineTimeouts | None = None,
-                 log_dir: str | None = None, startups: int | None = None, where: str = ""):
-        self.settings = settings
-        self.engines = dict(engines)
+    def __init__(self, *, slots: int, source: EngineSource = LOCAL,
+                 timeouts: EngineTimeouts | None = None, log_dir: str | None = None,
+                 startups: int | None = None, where: str = ""):
         self.slots = max(1, slots)
         self.source = source
         self.timeouts = timeouts
         self.log_dir = log_dir
         self.where = where  # " (on worker X)" in events, or ""
-        self.game = get_game(settings.game)
-        self.tc = TimeControl.parse(settings.tc)
-        self.adjudication = Adjudication.parse(settings.resign, settings.draw)
         self._startups = trio.CapacityLimiter(startups or startup_limit())
         self._idle: list[_Held] = []
         self._out: dict[str, int] = {}  # engines of an exclusive configuration in use, by key
@@ -242,10 +249,10 @@ class GameLoop:
         finally:
             gone.set()
 
-    async def acquire(self, name: str, report: SlotReport) -> _Held:
-        """An idle engine ``name``, or a new one (:class:`EngineStartError`).
-        An exclusive configuration in use elsewhere is waited for."""
-        config = self.engines[name]
+    async def acquire(self, name: str, config: EngineConfig, report: SlotReport) -> _Held:
+        """An idle engine of ``config``, or a new one named ``name``
+        (:class:`EngineStartError`).  An exclusive configuration in use
+        elsewhere is waited for."""
         key = self._key(config)
         exclusive = self.source.exclusive(config)
         while True:
@@ -298,7 +305,7 @@ class GameLoop:
 
     # -- batches -------------------------------------------------------------------
 
-    async def play(self, pairs: Sequence[Sequence[ScheduledGame]], report: SlotReport,
+    async def play(self, match: Match, pairs: Sequence[Sequence[ScheduledGame]], report: SlotReport,
                    drained: Callable[[], Awaitable[bool]] | None = None,
                    stopping: Callable[[], bool] | None = None
                    ) -> tuple[str | None, list[ScheduledGame]]:
@@ -310,7 +317,7 @@ class GameLoop:
         for number, games in enumerate(pairs):
             if number and drained is not None and await drained():
                 return None, [g for pair in pairs[number:] for g in pair]
-            failure, left = await _Slot(self, report, list(games), stopping).play()
+            failure, left = await _Slot(self, match, report, list(games), stopping).play()
             if failure is not None or left:
                 return failure, left + [g for pair in pairs[number + 1:] for g in pair]
         return None, []
@@ -319,9 +326,10 @@ class GameLoop:
 class _Slot:
     """The games of one pair, in order, with engines of the loop's pool."""
 
-    def __init__(self, loop: GameLoop, report: SlotReport, games: list[ScheduledGame],
+    def __init__(self, loop: GameLoop, match: Match, report: SlotReport, games: list[ScheduledGame],
                  stopping: Callable[[], bool] | None = None):
         self.loop = loop
+        self.match = match
         self.report = report
         self.pending = games
         self.stopping = stopping
@@ -350,32 +358,32 @@ class _Slot:
             return None, []
         finally:
             for item in self.held.values():
-                await self.loop.release(item, keep=not self.loop.settings.restart)
+                await self.loop.release(item, keep=not self.match.settings.restart)
             self.held.clear()
 
     async def _next(self, game: ScheduledGame) -> GameRecord:
-        loop = self.loop
+        loop, match = self.loop, self.match
         for name in [n for n in self.held if n not in game.players]:
             await loop.release(self.held.pop(name), keep=True)
         on_ply = await self.report.started(game)
         for name in (game.white, game.black):
             if name not in self.held:
-                self.held[name] = await loop.acquire(name, self.report)
+                self.held[name] = await loop.acquire(name, match.engines[name], self.report)
         white, black = self.held[game.white].engine, self.held[game.black].engine
-        loop.source.seat(loop.game, white, black)
+        loop.source.seat(match.game, white, black)
         on_move = None
         if on_ply is not None:
             def on_move(ply: Any, position: Any, _to: Callable[[LivePly], None] = on_ply) -> None:
                 _to({**ply_entry(ply), "at": round(time.time(), 3)})
         record = await play_game(
-            loop.game, white, black, fen=game.opening.fen, opening_moves=game.opening.moves,
-            tc=loop.tc, timemargin_ms=loop.settings.timemargin_ms, maxplies=loop.settings.maxplies,
-            adjudication=loop.adjudication, stall_ms=loop.settings.stall_ms, on_move=on_move)
+            match.game, white, black, fen=game.opening.fen, opening_moves=game.opening.moves,
+            tc=match.tc, timemargin_ms=match.settings.timemargin_ms, maxplies=match.settings.maxplies,
+            adjudication=match.adjudication, stall_ms=match.settings.stall_ms, on_move=on_move)
         return loop.source.settle(record, white, black)
 
     async def _after(self, game: ScheduledGame, record: GameRecord) -> None:
         """Keep the engines fit for another game; restart the others."""
-        if self.loop.settings.restart:
+        if self.match.settings.restart:
             await self._drop(list(self.held))
             return
         for name, item in list(self.held.items()):

@@ -12,7 +12,7 @@ from arbiter.engine import Engine, EngineTimeouts
 from arbiter.record import GameRecord
 from arbiter.schedule import ScheduledGame
 
-from .gameloop import LOCAL, EngineSource, GameLoop, MatchSettings
+from .gameloop import LOCAL, EngineSource, GameLoop, Match, MatchSettings
 from .player import BatchEnd, LivePly, Reporter
 
 __all__ = ["InProcessPlayer"]
@@ -28,8 +28,8 @@ class InProcessPlayer:
     def __init__(self, config: Any, *, source: EngineSource = LOCAL,
                  timeouts: EngineTimeouts | None = None, startups: int | None = None):
         self.slots = max(1, config.concurrency)
-        self.loop = GameLoop(MatchSettings.of(config), {e.name: e for e in config.engines},
-                             slots=self.slots, source=source, timeouts=timeouts,
+        self.match = Match(MatchSettings.of(config), {e.name: e for e in config.engines})
+        self.loop = GameLoop(slots=self.slots, source=source, timeouts=timeouts,
                              log_dir=config.log_dir, startups=startups)
         self._drained = False
         self._stopping = False  # a graceful stop: no further game
@@ -43,7 +43,7 @@ class InProcessPlayer:
             yield
 
     async def play(self, pairs: list[list[ScheduledGame]], reporter: Reporter) -> BatchEnd:
-        failure, skipped = await self.loop.play(pairs, _Report(reporter), self._is_drained,
+        failure, skipped = await self.loop.play(self.match, pairs, _Report(reporter), self._is_drained,
                                                 lambda: self._stopping)
         return BatchEnd(failure=failure, skipped=skipped)
 

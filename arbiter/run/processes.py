@@ -37,7 +37,7 @@ from arbiter.schedule import ScheduledGame
 from . import frames
 from .gameloop import MatchSettings
 from .player import BatchEnd, PlayerError, Reporter
-from .worker import READ_SIZE, game_to_values
+from .worker import READ_SIZE
 
 __all__ = ["ProcessPlayer", "STOP_WAIT", "RESPAWNS_PER_WORKER", "START_TIMEOUT", "STDERR_TAIL"]
 
@@ -221,7 +221,7 @@ class ProcessPlayer:
         batch = _Batch(next(self._batches), pairs)
         worker.batches[batch.number] = batch
         data = frames.encode("play", batch=batch.number,
-                             pairs=[[game_to_values(g) for g in pair] for pair in pairs])
+                             pairs=[[g.to_dict() for g in pair] for pair in pairs])
         await self._send_quietly(worker, data)
         await batch.ended.wait()
         return batch.end

@@ -25,29 +25,16 @@ from arbiter.cluster.task import result_game
 from arbiter.engine import Engine, EngineConfig, EngineTimeouts
 from arbiter.live import LIVE_INTERVAL
 from arbiter.record import GameRecord
-from arbiter.schedule import Opening, ScheduledGame
+from arbiter.schedule import ScheduledGame
 
 from . import frames
-from .gameloop import GameLoop, MatchSettings
+from .gameloop import GameLoop, Match, MatchSettings
 from .player import LivePly
 
-__all__ = ["main", "game_to_values", "game_from_values"]
+__all__ = ["main"]
 
 #: Bytes read from the run's pipe at once.
 READ_SIZE = 65536
-
-
-def game_to_values(game: ScheduledGame) -> dict[str, Any]:
-    """A scheduled game as a ``play`` frame carries it."""
-    return {"round": game.round, "pairing": game.pairing, "index": game.index, "pair": game.pair,
-            "seq": game.seq, "white": game.white, "black": game.black,
-            "opening": game.opening.to_dict()}
-
-
-def game_from_values(values: dict[str, Any]) -> ScheduledGame:
-    return ScheduledGame(round=values["round"], pairing=values["pairing"], index=values["index"],
-                         pair=values["pair"], seq=values["seq"], white=values["white"],
-                         black=values["black"], opening=Opening.from_dict(values["opening"]))
 
 
 class _Worker:
@@ -102,11 +89,12 @@ class _Report:
             await self.worker.send("build", name=name, id_name=engine.id_name, author=engine.author)
 
 
-async def _play(worker: _Worker, loop: GameLoop, number: int, pairs: list[list[ScheduledGame]]) -> None:
+async def _play(worker: _Worker, loop: GameLoop, match: Match, number: int,
+                pairs: list[list[ScheduledGame]]) -> None:
     async def drained() -> bool:
         return worker.drained
 
-    failure, skipped = await loop.play(pairs, _Report(worker, number), drained,
+    failure, skipped = await loop.play(match, pairs, _Report(worker, number), drained,
                                        lambda: worker.stopping)
     await worker.send("done", batch=number, failure=failure, skipped=[g.key for g in skipped])
 
@@ -122,17 +110,17 @@ async def _main() -> None:
         return
     worker = _Worker(output, int(hello.get("number", 0)))
     timeouts = EngineTimeouts(**hello["timeouts"]) if hello.get("timeouts") else None
-    loop = GameLoop(MatchSettings.from_dict(hello["settings"]),
-                    {name: EngineConfig(**values) for name, values in hello["engines"].items()},
-                    slots=int(hello["slots"]), timeouts=timeouts, log_dir=hello.get("log_dir"),
+    match = Match(MatchSettings.from_dict(hello["settings"]),
+                  {name: EngineConfig(**values) for name, values in hello["engines"].items()})
+    loop = GameLoop(slots=int(hello["slots"]), timeouts=timeouts, log_dir=hello.get("log_dir"),
                     where=f" (on worker {worker.number})")
     async with loop.running(), trio.open_nursery() as nursery:
         nursery.start_soon(worker.flush_live)
         await worker.send("ready", pid=os.getpid())
         while (frame := await _next(source, reader, queued)) is not None and frame["kind"] != "stop":
             if frame["kind"] == "play":
-                pairs = [[game_from_values(g) for g in pair] for pair in frame["pairs"]]
-                nursery.start_soon(_play, worker, loop, int(frame["batch"]), pairs)
+                pairs = [[ScheduledGame.from_dict(g) for g in pair] for pair in frame["pairs"]]
+                nursery.start_soon(_play, worker, loop, match, int(frame["batch"]), pairs)
             elif frame["kind"] == "drain":
                 worker.drained = True
                 worker.stopping = worker.stopping or bool(frame.get("games"))
