@@ -128,6 +128,12 @@ T = TypeVar("T")
 
 #: exit status of a command stopped by a signal or by a closed output
 EXIT_INTERRUPTED = 130
+#: a run aborted (an engine failing its handshake twice, a failing database)
+EXIT_ABORTED = 1
+#: another process is running the tournament: nothing started
+EXIT_BUSY = 3
+#: --strict: the run finished, and some game raised a warning
+EXIT_STRICT = 4
 
 #: the signals that stop a command: Ctrl-C, ``kill``'s default, the terminal
 #: closed.  Left to their defaults, SIGTERM and SIGHUP would end the process
