@@ -43,17 +43,28 @@ from arbiter.enginespec import (
     with_each,
 )
 from arbiter.games import GameError, get_game
+from arbiter.knockout import MAX_TIEBREAK_PAIRS
 from arbiter.match import DEFAULT_TC
 from arbiter.match.adjudication import Adjudication, AdjudicationError
 from arbiter.pgn import MAX_RECORD_MOVES
 from arbiter.rating import SPRT, SPRTConfigError
+from arbiter.rounds import (
+    DEFAULT_PAIRS,
+    DEFAULT_TIEBREAK_PAIRS,
+    RoundPlanner,
+    check_format_options,
+    default_rounds,
+    seeded,
+)
 from arbiter.schedule import (
     FORMATS,
     MAX_OPENINGS_BYTES,
     MAX_RANDOM_PLIES,
     MAX_SCHEDULE_GAMES,
     ORDERS,
+    ROUND_FORMATS,
     Opening,
+    OpeningSource,
     Schedule,
     ScheduleError,
     build_schedule,
@@ -90,6 +101,7 @@ NUMBER_RANGES: dict[str, tuple[int, int]] = {
     "games": (1, MAX_SCHEDULE_GAMES), "rounds": (1, MAX_SCHEDULE_GAMES),
     "concurrency": (1, MAX_CONCURRENCY), "random_plies": (0, MAX_RANDOM_PLIES),
     "timemargin": (0, MAX_TIME_MS), "maxplies": (1, MAX_INT), "seed": (MIN_INT, MAX_INT),
+    "pairs": (1, MAX_SCHEDULE_GAMES), "tiebreak_pairs": (0, MAX_TIEBREAK_PAIRS),
     "opening_plies": (0, MAX_RECORD_MOVES),
 }
 
@@ -169,16 +181,19 @@ def engine_configs(specs: Sequence[str], engines_file: str | None = None,
 CONFIG_KEYS = (
     "name", "game", "engine", "format", "games", "rounds", "openings", "opening_plies", "order", "seed",
     "random_plies", "tc", "timemargin", "maxplies", "resign", "draw", "stall", "sprt", "concurrency",
-    "restart", "db", "pgn", "log", "engines_file", "cluster",
+    "restart", "db", "pgn", "log", "engines_file", "cluster", "workers", "seeds", "pairs",
+    "tiebreak_pairs", "strict",
 )
 
 #: the settings that define a tournament (not allowed with ``--resume``)
 DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "opening_plies", "order", "seed",
-            "random_plies", "tc", "timemargin", "maxplies", "resign", "draw", "stall", "sprt", "name")
+            "random_plies", "tc", "timemargin", "maxplies", "resign", "draw", "stall", "sprt", "name",
+            "seeds", "pairs", "tiebreak_pairs")
 
 #: the settings of how a run goes, which ``--resume`` takes: (flag, attribute)
 RUN_SETTINGS = (("concurrency", "concurrency"), ("restart", "restart"), ("pgn", "pgn"),
-                ("log", "log_dir"), ("cluster", "cluster"))
+                ("log", "log_dir"), ("cluster", "cluster"), ("workers", "workers"),
+                ("strict", "strict"))
 
 
 @dataclass
@@ -212,6 +227,12 @@ class TournamentConfig:
     #: score adjudication (``specs/match.md`` §Adjudication), canonical text; None: off
     resign: str | None = None
     draw: str | None = None
+    #: a Swiss or knockout tournament's seeds: these engines first, in this
+    #: order, then the others as given (``specs/tournament.md`` §Seeds)
+    seeds: list[str] = field(default_factory=list)
+    #: a knockout match's game pairs, and the most extra pairs while level
+    pairs: int = DEFAULT_PAIRS
+    tiebreak_pairs: int = DEFAULT_TIEBREAK_PAIRS
     # how this run goes (not part of the identity)
     concurrency: int = 1
     restart: bool = False
@@ -220,6 +241,12 @@ class TournamentConfig:
     #: where the games are played: None here, else a cluster ADDRESS
     #: (``specs/cluster.md``); not stored, so a resume plays where it is told
     cluster: str | None = None
+    #: worker processes (``specs/tournament.md`` §Worker processes): a number
+    #: (1: this process) or ``auto``; not stored, as ``cluster``
+    workers: int | str = "auto"
+    #: strict mode (``specs/match.md`` §Strict mode): warnings stored with each
+    #: game, counted, a non-zero exit; a run setting
+    strict: bool = False
 
     def __post_init__(self) -> None:
         self.engines = [copy.deepcopy(e) for e in self.engines]
@@ -244,13 +271,17 @@ class TournamentConfig:
         for key, value in (("games", self.games), ("rounds", self.rounds),
                            ("concurrency", self.concurrency), ("random_plies", self.random_plies),
                            ("timemargin", self.timemargin_ms), ("maxplies", self.maxplies),
-                           ("seed", self.seed)):
+                           ("seed", self.seed), ("pairs", self.pairs),
+                           ("tiebreak_pairs", self.tiebreak_pairs)):
             check_number(key, key, value)
         if not 1 <= self.stall_ms <= MAX_TIME_MS:
             raise ConfigError(f"stall must be from 1 to {MAX_TIME_MS} ms, not {self.stall_ms}")
         try:
             TimeControl.parse(self.tc)
-            check_size(len(self.engines), self.format, self.games, self.rounds)
+            check_format_options(self.format, self.engine_names, games=self.games, rounds=self.rounds,
+                                 seeds=self.seeds, pairs=self.pairs, tiebreak_pairs=self.tiebreak_pairs)
+            if self.format not in ROUND_FORMATS:
+                check_size(len(self.engines), self.format, self.games, self.rounds)
         except (TimeControlError, ScheduleError) as exc:
             raise ConfigError(str(exc)) from None
         self.adjudication()
@@ -258,8 +289,13 @@ class TournamentConfig:
             self.sprt_test()
             if len(self.engines) != 2:
                 raise ConfigError(f"sprt needs exactly two engines, not {len(self.engines)}")
+            if self.format in ROUND_FORMATS:
+                raise ConfigError(f"sprt tests a two-engine match: not a {self.format} tournament")
         try:
-            self.schedule()
+            if self.format in ROUND_FORMATS:  # paired as it goes: the first opening, drawn now
+                self.opening_source()(0)
+            else:
+                self.schedule()
         except ScheduleError as exc:
             raise ConfigError(str(exc)) from None
 
@@ -290,10 +326,27 @@ class TournamentConfig:
         raise KeyError(name)
 
     def schedule(self) -> Schedule:
+        """The whole schedule of a round-robin or gauntlet; ScheduleError
+        for a Swiss or knockout tournament (:meth:`round_planner`)."""
         return build_schedule(
             self.engine_names, format=self.format, games=self.games, rounds=self.rounds,
             openings=self.openings or None, order=self.order, seed=self.seed,
             random_plies=self.random_plies, game=get_game(self.game))
+
+    @property
+    def seeded_names(self) -> list[str]:
+        """The engines' names in seed order (:attr:`seeds` first)."""
+        return seeded(self.engine_names, self.seeds)
+
+    def round_planner(self) -> RoundPlanner:
+        """What a Swiss or knockout run pairs next (``arbiter/rounds.py``)."""
+        return RoundPlanner(self.format, self.seeded_names, rounds=self.rounds, pairs=self.pairs,
+                            tiebreak_pairs=self.tiebreak_pairs)
+
+    def opening_source(self) -> OpeningSource:
+        """The opening of each game pair number (``specs/tournament.md`` §Openings)."""
+        return OpeningSource(get_game(self.game), self.openings or None, self.order, self.seed,
+                             self.random_plies)
 
     # -- identity and storage ------------------------------------------------
 
@@ -310,7 +363,17 @@ class TournamentConfig:
             # only when on: the identity of a tournament without them is unchanged
             **{key: value for key, value in (("resign", self.resign), ("draw", self.draw))
                if value is not None},
+            **self._format_options(),
         }
+
+    def _format_options(self) -> dict[str, Any]:
+        """A Swiss or knockout tournament's own settings (none for the other
+        formats, whose identity is as it was before these formats)."""
+        if self.format == "swiss":
+            return {"seeds": list(self.seeds)}
+        if self.format == "knockout":
+            return {"seeds": list(self.seeds), "pairs": self.pairs, "tiebreak_pairs": self.tiebreak_pairs}
+        return {}
 
     def identity(self) -> str:
         """SHA-256 of :meth:`defining`: the same command finds the same tournament."""
@@ -351,6 +414,10 @@ _KEY_TYPES: dict[str, tuple[type | tuple[type, ...], str]] = {
     "db": (str, "a file path"), "pgn": (str, "a file path"), "log": (str, "a directory path"),
     "engines_file": (str, "a file path"), "engine": (list, "a list of engine SPEC strings"),
     "cluster": (str, "a cluster address (tls://host:port or local:N)"),
+    "workers": ((int, str), "a number of worker processes or \"auto\""),
+    "strict": (bool, "true or false"),
+    "seeds": (list, "a list of engine names"), "pairs": (int, "a whole number"),
+    "tiebreak_pairs": (int, "a whole number"),
 }
 
 #: keys whose value is a path, relative to the config file
@@ -416,11 +483,11 @@ def _check_key(path: str, key: str, value: Any) -> Any:
         ok = False
     else:
         ok = isinstance(value, kind)
-    if key == "engine" and ok:
+    if key in ("engine", "seeds") and ok:
         ok = all(isinstance(v, str) for v in value)
     if not ok:
         raise ConfigError(f"{path}: key {key!r} must be {what}, not {value!r}")
-    texts = value if key == "engine" else [value] if isinstance(value, str) else []
+    texts = value if key in ("engine", "seeds") else [value] if isinstance(value, str) else []
     if any("\0" in text for text in texts):
         raise ConfigError(f"{path}: key {key!r} holds a NUL character (no path or name can)")
     if key == "stall":
@@ -459,6 +526,8 @@ def check_flags(flags: Mapping[str, Any]) -> None:
         check_number(f"--{key.replace('_', '-')}", key, flags.get(key))
     if flags.get("stall") is not None:
         stall_ms("--stall", flags["stall"])
+    if flags.get("workers") is not None:
+        _workers(flags["workers"])
 
 
 def merge_settings(file_values: Mapping[str, Any], flags: Mapping[str, Any]) -> dict[str, Any]:
@@ -484,6 +553,17 @@ def _canonical(text: str | None, key: str) -> str | None:
     return str(rules.resign if key == "resign" else rules.draw)
 
 
+def _seed_names(value: str | Sequence[str] | None) -> list[str]:
+    """``--seeds a,b,c`` (names separated by commas) or a file's list."""
+    if value is None:
+        return []
+    names = value.split(",") if isinstance(value, str) else list(value)
+    names = [name.strip() for name in names]
+    if any(not name for name in names):
+        raise ConfigError(f"--seeds {','.join(names)!r}: an empty name (names are separated by commas)")
+    return names
+
+
 def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineConfig]
                          ) -> TournamentConfig:
     """A checked :class:`TournamentConfig` from merged file+flag settings."""
@@ -501,10 +581,14 @@ def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineCo
                           "--openings FILE too")
     openings = read_openings(game, settings["openings"], plies) if settings.get("openings") else []
     stall = settings.get("stall")
+    format = settings.get("format") or "round-robin"
     config = TournamentConfig(
         game=str(game).strip().lower(), engines=engines, name=settings.get("name") or "",
-        format=settings.get("format") or "round-robin",
-        games=_or(settings.get("games"), 2), rounds=_or(settings.get("rounds"), 1),
+        format=format, games=_or(settings.get("games"), 2),
+        rounds=_or(settings.get("rounds"), default_rounds(format, len(engines))),
+        seeds=_seed_names(settings.get("seeds")),
+        pairs=_or(settings.get("pairs"), DEFAULT_PAIRS),
+        tiebreak_pairs=_or(settings.get("tiebreak_pairs"), DEFAULT_TIEBREAK_PAIRS),
         openings=openings, openings_file=settings.get("openings"), opening_plies=plies,
         order=settings.get("order") or "sequential",
         seed=settings.get("seed") or 0,
@@ -519,12 +603,23 @@ def config_from_settings(settings: Mapping[str, Any], engines: Iterable[EngineCo
         concurrency=settings.get("concurrency") or 1,
         restart=bool(settings.get("restart")),
         pgn=settings.get("pgn"), log_dir=settings.get("log"), cluster=settings.get("cluster"),
+        workers=_workers(settings.get("workers")), strict=bool(settings.get("strict")),
     )
     repeated = sorted(name for name, count in Counter(config.engine_names).items() if count > 1)
     if repeated:
         raise ConfigError(f"two engines are called {repeated[0]!r}: give each a distinct name=")
     config.validate()
     return config
+
+
+def _workers(value: Any) -> int | str:
+    """``--workers`` / ``workers =``: a positive number or ``auto`` (the default)."""
+    from arbiter.run.workers import WorkersError, parse_workers
+
+    try:
+        return parse_workers(value)
+    except WorkersError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def from_file_and_flags(config_file: str | None, engine_specs: Sequence[str] | None,
@@ -585,5 +680,5 @@ def resumed(tournament_id: int, stored: Mapping[str, Any], flags: Mapping[str, A
     config = TournamentConfig.from_dict(stored)
     for key, attribute in RUN_SETTINGS:
         if flags.get(key) is not None:
-            setattr(config, attribute, flags[key])
+            setattr(config, attribute, _workers(flags[key]) if key == "workers" else flags[key])
     return config

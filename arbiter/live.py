@@ -114,6 +114,14 @@ class LiveGames:
             self._changed.add(key)
         return on_move
 
+    def moved(self, key: str, plies: Any) -> None:
+        """Plies of game ``key`` (each a :func:`ply_entry` with the time
+        ``at`` it was seen), from a player that plays it elsewhere or here."""
+        game = self._games.get(key)
+        if game is not None:
+            game["moves"].extend(plies)
+            self._changed.add(key)
+
     def ended(self, key: str, stored: str | None = None) -> None:
         """The game is stored (as game ``stored`` when its stored key is not
         ``key``), or abandoned: its row goes at the next write."""

@@ -1,6 +1,6 @@
 """Seeing a run: a rich live display on a terminal, one line per game otherwise.
 
-Both are :class:`arbiter.tournament.Observer` s, told by the run what
+Both are :class:`arbiter.run.observer.Observer` s, told by the run what
 happens (a game starts, a game is stored, an engine was restarted, a tick
 each second).  They only print; nothing they do can slow a game down beyond
 the time to format a few lines.  The standings table and summary are shared
@@ -27,9 +27,10 @@ from rich.text import Text
 
 from arbiter.figures import fmt_elo, fmt_interval, fmt_percent, fmt_signed
 from arbiter.record import GameRecord
+from arbiter.run.coordinator import Coordinator
+from arbiter.run.observer import Observer, RunResult
 from arbiter.schedule import ScheduledGame
 from arbiter.standings import ANOMALIES, Difference, Standings
-from arbiter.tournament import Observer, RunResult, Tournament, format_duration
 
 #: Results in the live view's "recent results" table.
 RECENT = 8
@@ -40,7 +41,17 @@ BAR = 40
 MIN_BAR = 10
 
 
-def _games_left(run: Tournament, done: int | None = None) -> float | None:
+def format_duration(seconds: float) -> str:
+    """``1:02:03`` / ``2:03``."""
+    if not math.isfinite(seconds) or seconds < 0:
+        return "-"
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _games_left(run: Coordinator, done: int | None = None) -> float | None:
     """Games the run still expects to play after ``done`` (default: the
     games stored): what the schedule has left, or, in an SPRT, the test's
     expected length when shorter (``None`` until the test can estimate it:
@@ -54,7 +65,7 @@ def _games_left(run: Tournament, done: int | None = None) -> float | None:
     return min(left, status.games_left)
 
 
-def _eta(run: Tournament, done: int | None = None) -> float:
+def _eta(run: Coordinator, done: int | None = None) -> float:
     """Seconds left, from this run's pace and :func:`_games_left` (NaN when
     either is unknown)."""
     left = _games_left(run, done)
@@ -64,7 +75,7 @@ def _eta(run: Tournament, done: int | None = None) -> float:
     return elapsed / run.played * left
 
 
-def _count(run: Tournament, done: int) -> str:
+def _count(run: Coordinator, done: int) -> str:
     """``54/100``; in an SPRT ``54/~380`` (the expected total) or ``54``
     while the test cannot estimate its length: never the 10000-game cap."""
     if run.sprt is None:
@@ -311,7 +322,7 @@ class LineDisplay(Observer):
 
     def __init__(self, out: IO[str] | None = None):
         self.out = out or sys.stdout
-        self.run: Tournament | None = None
+        self.run: Coordinator | None = None
         #: the games this display has counted: the run's stored games at its
         #: start, one more per game told.  A batch of a cluster run is stored
         #: at once and then told game by game, so the run's own count is
@@ -336,7 +347,7 @@ class LineDisplay(Observer):
             if self.run is not None:
                 self.run.stop("its output was closed")
 
-    def started(self, run: Tournament) -> None:
+    def started(self, run: Coordinator) -> None:
         self.run = run
         self.told = run.done
         config = run.config
@@ -380,12 +391,12 @@ class RichDisplay(Observer):
 
     def __init__(self, console: Console | None = None):
         self.console = console or Console()
-        self.run: Tournament | None = None
+        self.run: Coordinator | None = None
         self.recent: deque[tuple[str, str, str, str, str, int]] = deque(maxlen=RECENT)
         self.notes: deque[str] = deque(maxlen=3)
         self.live: Live | None = None
 
-    def started(self, run: Tournament) -> None:
+    def started(self, run: Coordinator) -> None:
         self.run = run
         self.live = Live(self.render(), console=self.console, auto_refresh=False,
                          transient=True)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,11 @@ from arbiter.games import Game, GameError, MoveSequenceError
 from arbiter.pgn import ParsedGame, RecordSyntaxError, iter_games, text_lines
 from arbiter.records import START_TAG
 
-FORMATS = ("round-robin", "gauntlet")
+#: formats whose whole schedule is known before the first game
+SCHEDULED_FORMATS = ("round-robin", "gauntlet")
+#: formats paired round by round from the results (arbiter/rounds.py)
+ROUND_FORMATS = ("swiss", "knockout")
+FORMATS = SCHEDULED_FORMATS + ROUND_FORMATS
 ORDERS = ("sequential", "random")
 
 #: Most games one tournament may schedule.  The schedule is built whole (every
@@ -291,6 +295,9 @@ class Pairing:
 
 def make_pairings(engines: Sequence[str], format: str) -> list[Pairing]:
     """The pairings of a ``round-robin`` or a ``gauntlet`` (first vs the rest)."""
+    if format in ROUND_FORMATS:
+        raise ScheduleError(f"a {format} tournament is paired round by round from its results: "
+                            "it has no schedule made in advance (arbiter/rounds.py)")
     if format not in FORMATS:
         raise ScheduleError(f"unknown format {format!r}; choose one of: {', '.join(FORMATS)}")
     if len(engines) < 2:
@@ -306,8 +313,16 @@ def make_pairings(engines: Sequence[str], format: str) -> list[Pairing]:
 
 
 def schedule_size(engines: int, format: str, games: int, rounds: int) -> int:
-    """How many games a schedule holds, computed without building it."""
-    pairings = engines - 1 if format == "gauntlet" else engines * (engines - 1) // 2
+    """How many games a schedule holds, computed without building it: its
+    pairings times ``games`` per pairing and round times ``rounds``.  A Swiss
+    round has ``engines // 2`` pairings; a knockout is ``engines - 1``
+    matches in one count (``rounds`` 1, ``games`` the most a match may need)."""
+    if format == "gauntlet" or format == "knockout":
+        pairings = engines - 1
+    elif format == "swiss":
+        pairings = engines // 2
+    else:
+        pairings = engines * (engines - 1) // 2
     return max(pairings, 0) * games * rounds
 
 
@@ -348,6 +363,68 @@ class ScheduledGame:
     def players(self) -> frozenset[str]:
         return frozenset((self.white, self.black))
 
+    def to_dict(self) -> dict[str, Any]:
+        """The game as plain values (a worker's request carries it so)."""
+        return {"round": self.round, "pairing": self.pairing, "index": self.index, "pair": self.pair,
+                "seq": self.seq, "white": self.white, "black": self.black,
+                "opening": self.opening.to_dict()}
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> ScheduledGame:
+        return cls(round=values["round"], pairing=values["pairing"], index=values["index"],
+                   pair=values["pair"], seq=values["seq"], white=values["white"],
+                   black=values["black"], opening=Opening.from_dict(values["opening"]))
+
+
+@dataclass(frozen=True)
+class RoundPair:
+    """One game pair of a Swiss or knockout round as it is stored before its
+    first game (``specs/storage.md`` §pairings), or a Swiss bye.
+
+    ``pairing`` is the pairing's number in the whole tournament (a Swiss
+    board, a knockout match: ``specs/tournament.md`` §Swiss, §Knockout) and
+    ``pair`` the game pair within it (1-based); ``first`` has White in the
+    pair's first game, ``second`` in its second (None: ``first`` has a bye,
+    and there are no games).  ``seq`` is the first game's place in the
+    schedule and ``opening`` the number of the opening both games play (for
+    :class:`OpeningSource`), both None for a bye."""
+
+    round: int
+    pairing: int
+    pair: int
+    first: str
+    second: str | None
+    seq: int | None = None
+    opening: int | None = None
+
+    @property
+    def bye(self) -> bool:
+        return self.second is None
+
+    def games(self, opening_for: OpeningSource) -> tuple[ScheduledGame, ...]:
+        """The pair's two games (none for a bye): keys
+        ``r<round>-p<pairing>-g<index>`` with index ``2 * pair - 1`` and
+        ``2 * pair``, seq ``seq`` and ``seq + 1``, colours swapped, one opening."""
+        if self.second is None:
+            return ()
+        assert self.seq is not None and self.opening is not None, self
+        opening = opening_for(self.opening)
+        first, second = self.first, self.second
+        return tuple(
+            ScheduledGame(round=self.round, pairing=self.pairing, index=2 * self.pair - 1 + i,
+                          pair=self.pair, seq=self.seq + i, white=white, black=black, opening=opening)
+            for i, (white, black) in enumerate(((first, second), (second, first))))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"round": self.round, "pairing": self.pairing, "pair": self.pair, "first": self.first,
+                "second": self.second, "seq": self.seq, "opening": self.opening}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RoundPair:
+        return cls(round=data["round"], pairing=data["pairing"], pair=data["pair"],
+                   first=data["first"], second=data.get("second"), seq=data.get("seq"),
+                   opening=data.get("opening"))
+
 
 @dataclass(frozen=True)
 class Schedule:
@@ -366,8 +443,11 @@ class Schedule:
         return {game.key: game for game in self.games}
 
 
-class _OpeningSource:
-    """The opening of game pair ``p`` (0-based) for one tournament."""
+class OpeningSource:
+    """The opening of game pair ``p`` (0-based) for one tournament: called
+    with ``p``, it returns the :class:`Opening` (``specs/tournament.md``
+    §Openings); a Swiss or knockout round says which ``p`` each of its game
+    pairs plays (:class:`RoundPair`)."""
 
     def __init__(self, game: Game | None, openings: Sequence[Opening] | None, order: str,
                  seed: int, random_plies: int):
@@ -430,10 +510,10 @@ def build_schedule(
         raise ScheduleError("--games must be at least 1")
     if rounds < 1:
         raise ScheduleError("--rounds must be at least 1")
-    if format in FORMATS:
+    if format in SCHEDULED_FORMATS:
         check_size(len(engines), format, games, rounds)
     pairings = make_pairings(list(engines), format)
-    opening_for = _OpeningSource(game, openings, order, seed, random_plies)
+    opening_for = OpeningSource(game, openings, order, seed, random_plies)
     slots = []
     for pairing in pairings:
         for round_number in range(1, rounds + 1):

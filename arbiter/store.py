@@ -6,7 +6,8 @@ per engine name across every tournament, with what identifies its build),
 ``entrants`` (the engines of each tournament, as configured and as they
 introduced themselves), ``games`` (one row per finished game, linked to its
 two engines by key, with its moves, per-move data and record), plus
-``events`` (crashes, restarts, failed handshakes).  An older file is
+``events`` (crashes, restarts, failed handshakes) and ``pairings`` (the game
+pairs of Swiss and knockout rounds, stored before their games).  An older file is
 upgraded in place when opened for writing (``specs/storage.md`` §Migration;
 the tables, indexes and upgrade are :mod:`arbiter.store_schema`).
 
@@ -94,6 +95,8 @@ _BUSY, _LOCKED, _PERM, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = 
 
 #: tournament statuses (see specs/storage.md)
 RUNNING, FINISHED, INTERRUPTED, ABORTED = "running", "finished", "interrupted", "aborted"
+#: a run asked to stop gracefully (`arbiter stop`): its games in progress finished, resumable
+STOPPED = "stopped"
 
 _JSON_COLUMNS = {
     "tournaments": ("config", "engines"),
@@ -101,6 +104,7 @@ _JSON_COLUMNS = {
     "entrants": ("spec",),
     "games": ("opening_moves", "moves", "move_data", "record"),
     "events": (),
+    "pairings": (),
 }
 
 
@@ -125,6 +129,11 @@ class StoreError(Exception):
 
 class DuplicateGameError(StoreError):
     """A game whose (tournament, key) is already stored."""
+
+
+class DuplicatePairingError(StoreError):
+    """A game pair whose (tournament, pairing, pair) is already stored: a
+    round paired a second time."""
 
 
 class TournamentBusyError(StoreError):
@@ -747,3 +756,41 @@ class Store:
                 return
             yield {"id": row[0], "key": row[1], "seq": row[2], "round": row[3],
                    "record": game_record({"record": row[4], "move_data": row[5]})}
+
+    # -- pairings of Swiss and knockout rounds ------------------------------
+
+    #: the columns of a ``pairings`` row a caller gives (specs/storage.md §pairings)
+    PAIRING_COLUMNS = ("round", "pairing", "pair", "first", "second", "seq", "opening")
+
+    def add_pairings(self, tournament_id: int, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Store game pairs of a Swiss or knockout round (each a mapping of
+        :data:`PAIRING_COLUMNS`; ``arbiter.schedule.RoundPair.to_dict()``) in
+        one transaction, before any of their games is played: all of them or
+        none.  :class:`DuplicatePairingError` if one of them (tournament,
+        pairing, pair) is stored already (nothing is written then)."""
+        stamp = now_iso()
+        values = [[tournament_id, *(row.get(c) for c in self.PAIRING_COLUMNS), stamp] for row in rows]
+        columns = ("tournament", *self.PAIRING_COLUMNS, "created")
+        sql = (f"INSERT INTO pairings ({', '.join(f'[{c}]' for c in columns)}) "
+               f"VALUES ({', '.join('?' * len(columns))})")
+        with self._lock:
+            try:
+                with self.transaction():
+                    self.db.conn.executemany(sql, values)
+            except sqlite3.IntegrityError as exc:
+                if "UNIQUE" in str(exc):
+                    raise DuplicatePairingError(
+                        f"a game pair of tournament {tournament_id} is already stored "
+                        f"({exc}): a round is paired once") from None
+                raise
+
+    def pairings(self, tournament_id: int) -> list[dict[str, Any]]:
+        """The tournament's stored game pairs and byes (:data:`PAIRING_COLUMNS`
+        and ``created``), by round, pairing and pair; none in a file made
+        before the table existed (read as it is)."""
+        with self._lock:
+            if "pairings" not in self.db.table_names():
+                return []
+        columns = ", ".join(f"[{c}]" for c in (*self.PAIRING_COLUMNS, "created"))
+        return self._rows("pairings", f"select {columns} from pairings where tournament = ? "
+                          "order by round, pairing, pair", [tournament_id])

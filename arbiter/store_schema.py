@@ -19,7 +19,9 @@ __all__ = ["SCHEMA_VERSION", "create_indexes", "create_tables", "migrate", "sche
 
 #: 1: the first; 2: the engines of all tournaments keyed by name, the
 #: ``entrants`` of each, games linked to engines by key, ``move_data`` no
-#: longer repeated in ``record``
+#: longer repeated in ``record``.  (The ``pairings`` of Swiss and knockout
+#: rounds came later as a table only, made when missing: an arbiter that
+#: does not know it ignores it, so the version stayed 2.)
 SCHEMA_VERSION = 2
 
 #: The tables an Arbiter database may hold before its schema version is
@@ -72,6 +74,11 @@ def create_tables(db: Database) -> None:
         "key": str, "detail": str,
     }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
         not_null={"tournament", "time", "kind"}, if_not_exists=True)
+    db.table("pairings").create({
+        "id": int, "tournament": int, "round": int, "pairing": int, "pair": int,
+        "first": str, "second": str, "seq": int, "opening": int, "created": str,
+    }, pk="id", foreign_keys=[("tournament", "tournaments", "id")],
+        not_null={"tournament", "round", "pairing", "pair", "first", "created"}, if_not_exists=True)
 
 def create_indexes(db: Database) -> None:
     """The indexes the common questions need (specs/storage.md §Indexes)."""
@@ -88,7 +95,8 @@ def create_indexes(db: Database) -> None:
             ("games", ["termination"], False),
             ("tournaments", ["identity"], False),
             ("tournaments", ["status"], False),
-            ("events", ["tournament"], False)):
+            ("events", ["tournament"], False),
+            ("pairings", ["tournament", "pairing", "pair"], True)):
         db.table(table).create_index(columns, unique=unique, if_not_exists=True)
 
 

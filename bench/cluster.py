@@ -269,15 +269,16 @@ def taking(workdir: str, games: int = TAKE_GAMES) -> float:
     games, as a pair player's run takes them."""
     from arbiter.config import TournamentConfig
     from arbiter.engine import EngineConfig
+    from arbiter.run.coordinator import Coordinator
     from arbiter.store import Store
-    from arbiter.tournament import Tournament, open_tournament
+    from arbiter.tournament import open_tournament
 
     names = ["a", "b", "c", "d", "e"]  # 10 pairings
     config = TournamentConfig(game=GAME, engines=[EngineConfig(cmd="unused", name=n) for n in names],
                               games=games // 10, tc="1+0", concurrency=64)
     with Store(fresh_db(workdir, "take.db")) as store:
         tournament_id, _ = open_tournament(store, config)
-        run = Tournament(config, store, tournament_id)
+        run = Coordinator(config, store, tournament_id)
         run._load()
         began = time.process_time()
         taken = 0
@@ -363,7 +364,8 @@ def throughput(engines: str, games: int, concurrency: int, workdir: str) -> dict
 
 def stop_time(workdir: str, concurrency: int) -> tuple[float, float]:
     """Seconds from SIGINT to the last engine gone, and to the command's exit."""
-    gate, tag = os.path.join(workdir, "never"), f"arbiter-bench-{uuid.uuid4()}"
+    tag = f"arbiter-bench-{uuid.uuid4()}"
+    gate = os.path.join(workdir, f"gate-{tag}")  # each round's own: the last opens it at its end
     engines = [f"cmd='{sys.executable} {GATE}' name={name} env.GATE={gate} env.GATE_AFTER=0 "
                f"env.TAG={tag}" for name in ("a", "b")]
     db = fresh_db(workdir, "stop.db")
@@ -371,12 +373,13 @@ def stop_time(workdir: str, concurrency: int) -> tuple[float, float]:
                              "-e", engines[0], "-e", engines[1], "--games", "20", "--tc", "depth=1",
                              "-c", str(concurrency), "--plain", "--db", db, "--cluster", "local:2"],
                             env=environment(), cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+                            stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + GUARD
         while len(processes_with(tag)) < 2 * concurrency:
             if time.monotonic() > deadline or proc.poll() is not None:
-                raise SystemExit("the gated engines never all started")
+                proc.kill()
+                raise SystemExit(f"the gated engines never all started: {proc.communicate()[1]}")
             time.sleep(0.05)
         time.sleep(0.5)  # every pair waiting at the gate
         began = time.monotonic()
@@ -384,7 +387,7 @@ def stop_time(workdir: str, concurrency: int) -> tuple[float, float]:
         while processes_with(tag):
             time.sleep(0.01)
         engines_gone = time.monotonic() - began
-        proc.wait(timeout=GUARD)
+        proc.communicate(timeout=GUARD)
         return engines_gone, time.monotonic() - began
     finally:
         proc.kill()

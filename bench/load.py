@@ -85,13 +85,14 @@ def run_tournament(config, directory: str, main_extra=None, **options: Any
     seconds, stored game rows, the Store's events).  ``main_extra`` is an
     async callable run beside the tournament (cancelled when it ends);
     ``options`` go to the Tournament."""
+    from arbiter.run.coordinator import Coordinator
     from arbiter.store import Store
-    from arbiter.tournament import Tournament, open_tournament
+    from arbiter.tournament import open_tournament
 
     path = os.path.join(directory, f"load-{time.monotonic_ns()}.db")
     with Store(path) as store:
         tournament_id, _ = open_tournament(store, config)
-        tournament = Tournament(config, store, tournament_id, **options)
+        tournament = Coordinator(config, store, tournament_id, **options)
 
         async def main():
             async with trio.open_nursery() as nursery:

@@ -302,13 +302,14 @@ async def _in_loop(db: str, viewers: int, seen: dict[str, Any], *,
 def run_tournament(config: Any, directory: str, mode: str, viewers: int, seen: dict[str, Any]
                    ) -> tuple[float, list[dict[str, Any]]]:
     """``bench/load.py``'s run, with the viewers attached before the first game."""
+    from arbiter.run.coordinator import Coordinator
     from arbiter.store import Store
-    from arbiter.tournament import Tournament, open_tournament
+    from arbiter.tournament import open_tournament
 
     path = os.path.join(directory, "load.db")
     with Store(path) as store:
         tournament_id, _ = open_tournament(store, config)
-        tournament = Tournament(config, store, tournament_id)
+        tournament = Coordinator(config, store, tournament_id)
 
         async def main() -> float:
             async with trio.open_nursery() as nursery:

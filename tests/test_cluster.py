@@ -64,6 +64,18 @@ def gate_engines(tag: str) -> list[int]:
     return [pid for pid in processes_with(tag) if "gate.py" in Path(f"/proc/{pid}/cmdline").read_text()]
 
 
+def kill_worker_of(engine: int, tag: str, proc: subprocess.Popen) -> None:
+    """SIGKILL the worker process that runs engine process ``engine`` (its
+    parent; not the coordinator ``proc``), and wait until the engines of
+    ``tag`` it ran have ended with it (parent-death signal)."""
+    worker = proc_table()[engine][1]
+    assert worker != proc.pid
+    doomed = [pid for pid in processes_with(tag) if proc_table().get(pid, ("", 0))[1] == worker]
+    os.kill(worker, signal.SIGKILL)
+    wait_until("end of the killed worker's engines",
+               lambda: not set(doomed) & set(processes_with(tag)), proc, limit=30)
+
+
 def assert_every_game_once(db: Path, engines: list[str], games: int) -> None:
     keys = [r["key"] for r in rows(db)]
     assert sorted(keys) == sorted(g.key for g in build_schedule(engines, games=games))
@@ -108,12 +120,7 @@ def test_a_worker_killed_mid_run_loses_nothing(tmp_path):
     try:
         wait_for_games(db, 2, proc, limit=GUARD)  # b-c done; a's two pairs wait at the gate
         waiting = wait_until("two gate engines", lambda: len(gate_engines(tag)) == 2 and gate_engines(tag), proc)
-        worker = proc_table()[waiting[0]][1]  # an engine's parent: the worker process playing it
-        assert worker != proc.pid
-        doomed = [pid for pid in processes_with(tag) if proc_table().get(pid, ("", 0))[1] == worker]
-        subprocess.run(["kill", "-KILL", str(worker)], check=True)
-        wait_until("end of the killed worker's engines",
-                   lambda: not set(doomed) & set(processes_with(tag)), proc, limit=30)
+        kill_worker_of(waiting[0], tag, proc)
         gate.touch()
         out, err = proc.communicate(timeout=GUARD)
     finally:
@@ -185,30 +192,38 @@ def _address(path: Path) -> str | None:
 
 
 @contextlib.contextmanager
-def own_cluster(tmp_path: Path, worker_args: list[str], scheduler_args: tuple[str, ...] = ()):
-    """A ``dask scheduler`` on 127.0.0.1 (``scheduler_args`` added) and one
-    ``arbiter worker ADDRESS *worker_args`` joined to it; yields the address
-    and the line the worker printed once joined; both end on the way out."""
+def own_scheduler(tmp_path: Path, scheduler_args: tuple[str, ...] = ()):
+    """A ``dask scheduler`` on 127.0.0.1 (``scheduler_args`` added); yields
+    its address; it ends on the way out."""
     info = tmp_path / "scheduler.json"
     scheduler = subprocess.Popen(
         [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port",
          "0", "--no-dashboard", "--scheduler-file", str(info), *scheduler_args],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=child_env())
-    worker = None
     try:
-        address = wait_until("scheduler address", lambda: _address(info), scheduler)
-        worker = start("worker", address, *worker_args, cwd=tmp_path)
-        assert worker.stderr is not None
-        joined = ""
-        while "joined" not in joined:
-            joined = worker.stderr.readline()
-            assert joined, "the worker ended before it joined"
-        yield address, joined
+        yield wait_until("scheduler address", lambda: _address(info), scheduler)
     finally:
-        for proc in (worker, scheduler):
-            if proc is not None:
-                proc.terminate()
-                proc.communicate(timeout=60)
+        scheduler.terminate()
+        scheduler.communicate(timeout=60)
+
+
+@contextlib.contextmanager
+def own_cluster(tmp_path: Path, worker_args: list[str], scheduler_args: tuple[str, ...] = ()):
+    """:func:`own_scheduler` and one ``arbiter worker ADDRESS *worker_args``
+    joined to it; yields the address and the line the worker printed once
+    joined; both end on the way out."""
+    with own_scheduler(tmp_path, scheduler_args) as address:
+        worker = start("worker", address, *worker_args, cwd=tmp_path)
+        try:
+            assert worker.stderr is not None
+            joined = ""
+            while "joined" not in joined:
+                joined = worker.stderr.readline()
+                assert joined, "the worker ended before it joined"
+            yield address, joined
+        finally:
+            worker.terminate()
+            worker.communicate(timeout=60)
 
 
 def test_a_worker_without_an_engine_gives_a_clear_error(tmp_path):

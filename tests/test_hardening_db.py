@@ -28,8 +28,10 @@ from cli import arbiter, child_env, invoke, start
 
 from arbiter.config import TournamentConfig
 from arbiter.engine import EngineConfig
+from arbiter.run.coordinator import Coordinator
+from arbiter.run.observer import Observer
 from arbiter.store import Store, StoreError, explain
-from arbiter.tournament import Observer, Tournament, open_tournament
+from arbiter.tournament import open_tournament
 
 PY = sys.executable
 LOCK_BURSTS = Path(__file__).parent / "db_helpers" / "lock_bursts.py"
@@ -126,7 +128,7 @@ async def test_a_lock_held_past_the_busy_timeout_still_aborts_cleanly(tmp_path):
     try:
         with Store(db, busy_timeout=0.3) as store:
             tournament_id, _ = open_tournament(store, config)
-            result = await Tournament(config, store, tournament_id,
+            result = await Coordinator(config, store, tournament_id,
                                       observer=LockAfterTheFirstGame()).run()
             stored_status = one(db, "select status from tournaments")[0]
     finally:
@@ -158,7 +160,7 @@ async def test_the_run_says_truly_whether_its_end_was_stored(tmp_path):
         for table, when in (("games", "new.key != 'r1-p1-g1'"), ("events", "new.kind = 'aborted'")):
             store.db.execute(f"create trigger refuse_{table} before insert on {table} when {when} "
                              "begin select raise(abort, 'database or disk is full'); end")
-        result = await Tournament(config, store, tournament_id).run()
+        result = await Coordinator(config, store, tournament_id).run()
     assert result.status == "aborted" and "database or disk is full" in result.note
     stored = one(db, "select status from tournaments")[0]
     said_not_stored = "this status could not be stored" in result.note

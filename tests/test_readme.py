@@ -34,6 +34,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -168,6 +169,7 @@ READS_FROM = {
     "arbiter serve": "arbiter token add",  # the token is in its database
     "arbiter connect": "arbiter serve",  # connects to it with the token file
     "arbiter match troll greedy remote:": "arbiter token add",  # its client's token
+    "arbiter stop --db many.db": "arbiter match morris random greedy",  # the run it stops
 }
 
 
@@ -211,6 +213,7 @@ class Scene:
         self.folder = folder
         self.stack = stack
         self.serving: Watched | None = None
+        self.running: Watched | None = None  # a run the line after it stops (arbiter stop)
 
     def start(self, words: list[str]) -> Watched:
         """The README line ``words`` (``arbiter ...``) started as written."""
@@ -342,6 +345,40 @@ def _worker(scene: Scene, words: list[str]) -> None:
     scheduler.stop(signal.SIGTERM)
 
 
+def _long_run(scene: Scene, words: list[str]) -> None:
+    """The run ``arbiter stop`` stops: started as written, kept running for
+    the line after it once it has stored a game."""
+    run = scene.start(words)
+    database = scene.folder / _option(words, "--db")
+    deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+    while _stored(database) == 0:
+        assert run.proc.poll() is None and time.monotonic() < deadline, run.text
+        time.sleep(0.02)
+    scene.running = run
+
+
+def _stored(database: Path) -> int:
+    try:
+        with sqlite3.connect(database) as db:
+            return db.execute("select count(*) from games").fetchone()[0]
+    except sqlite3.OperationalError:  # no file or no table yet
+        return 0
+
+
+def _stop(scene: Scene, words: list[str]) -> None:
+    """``arbiter stop``: the run of the line before it finishes its games in
+    progress, starts no new one and ends ``stopped`` with exit 0
+    (specs/tournament.md §Stopping)."""
+    run, scene.running = scene.running, None
+    assert run is not None, "arbiter stop needs a run before it"
+    _run(scene, words)
+    assert run.wait() == 0, run.text
+    with sqlite3.connect(scene.folder / _option(words, "--db")) as db:
+        (status,), (stored,) = (db.execute("select status from tournaments").fetchone(),
+                                db.execute("select count(*) from games").fetchone())
+    assert status == "stopped" and stored < 400, (status, stored)
+
+
 #: the README lines that run until they are stopped, or that need a process
 #: beside them, by their start: how the test runs each (every other line:
 #: :func:`_run`)
@@ -351,6 +388,8 @@ RUNNERS: dict[str, Callable[[Scene, list[str]], None]] = {
     "arbiter connect": _connect,
     "arbiter match troll greedy remote:": _remote_match,
     "arbiter worker": _worker,
+    "arbiter match morris random greedy": _long_run,
+    "arbiter stop": _stop,
 }
 
 
@@ -374,6 +413,7 @@ def test_the_examples_run_on_a_fresh_clone(run, tmp_path):
                 assert serving.stop(signal.SIGTERM) == 130, serving.text
                 scene.serving = None
         assert scene.serving is None, "a server with no line after it to serve"
+        assert scene.running is None, "a run with no line after it to stop it"
     assert not (tmp_path / "engines.toml").exists()  # the names resolved without one
 
 

@@ -35,11 +35,14 @@ from arbiter.engine.socket_transport import SocketTransport
 from arbiter.enginespec import EngineSpecError, parse_engine_spec
 from arbiter.games import get_game
 from arbiter.match import play_game
+from arbiter.run.coordinator import Coordinator
+from arbiter.run.inprocess import InProcessPlayer
+from arbiter.run.observer import Observer
 from arbiter.server.arena import ARENA_FORMAT, Arena, ArenaSpec, open_arena
 from arbiter.server.listener import REMOTE_READY_TIMEOUT, Registry, Remote
 from arbiter.server.remote_run import RemoteEngines, remote_name
 from arbiter.store import Store
-from arbiter.tournament import Observer, Tournament, open_tournament
+from arbiter.tournament import open_tournament
 from protocol import wire
 from protocol.wire import CLIENT, NEED_DATA, SERVER, WireConnection
 
@@ -582,8 +585,9 @@ async def test_a_remote_engine_waited_for_holds_no_start_up_slot(tmp_path: Path)
 
     with Store(tmp_path / "r.db") as store:
         tournament_id, _ = open_tournament(store, config)
-        tournament = Tournament(config, store, tournament_id, observer=Played(), startups=1)
-        tournament.open_engine = RemoteEngines(Registry(), wait=PROCESS_TIMEOUT).open
+        player = InProcessPlayer(config, source=RemoteEngines(Registry(), wait=PROCESS_TIMEOUT),
+                                 startups=1)
+        tournament = Coordinator(config, store, tournament_id, observer=Played(), player=player)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(tournament.run)
             with trio.fail_after(PROCESS_TIMEOUT / 2):  # a guard against a hang only

@@ -14,10 +14,12 @@ from arbiter.schedule import (
     OpeningError,
     ScheduleError,
     build_schedule,
+    check_size,
     make_pairings,
     parse_openings,
     random_opening,
     remaining,
+    schedule_size,
 )
 
 TROLL = get_game("troll")
@@ -161,7 +163,8 @@ def test_an_opening_that_ends_the_game_is_refused():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(format="swiss"), "unknown format 'swiss'"),
+    (dict(format="monrad"), "unknown format 'monrad'"),
+    (dict(format="swiss"), "paired round by round"),
     (dict(games=0), "--games must be at least 1"),
     (dict(rounds=0), "--rounds must be at least 1"),
     (dict(order="shuffled"), "unknown opening order"),
@@ -185,3 +188,15 @@ def test_remaining_skips_finished_keys_in_order():
     done = {schedule.games[0].key, schedule.games[3].key}
     left = remaining(schedule, done)
     assert [g.seq for g in left] == [1, 2, 4, 5]
+
+
+def test_sizes_of_the_round_formats():
+    """§Schedule, §Swiss, §Knockout: a Swiss round has engines // 2 pairings
+    (the bye plays none); a knockout engines - 1 matches, counted with the
+    most games a match may need."""
+    assert schedule_size(7, "swiss", 2, 5) == 3 * 2 * 5
+    assert schedule_size(8, "knockout", 2 * (3 + 2), 1) == 7 * 10
+    with pytest.raises(ScheduleError, match="make 1000002 games"):
+        check_size(3, "swiss", 2, 500_001)
+    with pytest.raises(ScheduleError, match="paired round by round"):
+        make_pairings(ENGINES, "knockout")

@@ -17,15 +17,17 @@ import sys
 from typing import Any
 
 import pytest
+from players import FixedRecords
 from rich.console import Console
 
 from arbiter.config import TournamentConfig
 from arbiter.engine import EngineConfig
 from arbiter.progress import LineDisplay, RichDisplay, pairs_table, print_standings, standings_table
 from arbiter.rating import SPRT
+from arbiter.run.coordinator import Coordinator
 from arbiter.standings import Standings, compute_standings
 from arbiter.store import Store
-from arbiter.tournament import Tournament, open_tournament
+from arbiter.tournament import open_tournament
 
 PY = sys.executable
 WIDTHS = (80, 100, 120)
@@ -307,7 +309,7 @@ async def test_live_view_of_a_real_run_fits_80_columns(tmp_path):
     display = RichDisplay(console=_console(80))
     with Store(tmp_path / "live.db") as store:
         tournament_id, _ = open_tournament(store, config)
-        run = Tournament(config, store, tournament_id, observer=display)
+        run = Coordinator(config, store, tournament_id, observer=display)
         result = await run.run()
         assert result.status == "finished"
         for width in WIDTHS:
@@ -342,7 +344,7 @@ async def test_sprt_run_counts_to_the_expected_length_not_the_cap(tmp_path):
 
     with Store(tmp_path / "sprt.db") as store:
         tournament_id, _ = open_tournament(store, config)
-        result = await Tournament(config, store, tournament_id, observer=Watch(out)).run()
+        result = await Coordinator(config, store, tournament_id, observer=Watch(out)).run()
     assert result.status == "finished"
     lines = out.getvalue().splitlines()
     game_lines = [line for line in lines if line.startswith("[")]
@@ -370,7 +372,7 @@ async def test_an_sprt_that_reaches_the_cap_says_it_is_inconclusive(tmp_path):
     out = io.StringIO()
     with Store(tmp_path / "cap.db") as store:
         tournament_id, _ = open_tournament(store, config)
-        result = await Tournament(config, store, tournament_id, observer=LineDisplay(out)).run()
+        result = await Coordinator(config, store, tournament_id, observer=LineDisplay(out)).run()
         row = store.tournament(tournament_id)
         assert row is not None
         from arbiter.tournament import tournament_standings
@@ -397,25 +399,6 @@ async def test_the_per_game_count_never_repeats_when_games_arrive_in_batches(tmp
     pairs at once, all stored before the first is told; the `leader` part
     names the standings' first engine with its points of its games.  The
     player here plays nothing: each game gets a fixed record (White wins)."""
-    import contextlib
-
-    from arbiter.record import GameRecord
-    from arbiter.tournament import PairResult
-
-    class Batches:
-        max_batch = 3
-
-        @contextlib.asynccontextmanager
-        async def session(self, observer):
-            yield
-
-        async def play_pairs(self, pairs):
-            return PairResult(played=[(g, GameRecord("troll", g.white, g.black, "1-0", "connection",
-                                                     "fixed")) for pair in pairs for g in pair])
-
-        def drain(self):
-            pass
-
     config = TournamentConfig(game="troll", engines=engines("random", "greedy", "mcts"), games=8,
                               tc="depth=1")
     out = io.StringIO()
@@ -429,8 +412,8 @@ async def test_the_per_game_count_never_repeats_when_games_arrive_in_batches(tmp
 
     with Store(tmp_path / "batches.db") as store:
         tournament_id, _ = open_tournament(store, config)
-        result = await Tournament(config, store, tournament_id, observer=Watch(out),
-                                  player=Batches()).run()
+        result = await Coordinator(config, store, tournament_id, observer=Watch(out),
+                                   player=FixedRecords()).run()
     assert (result.status, result.done) == ("finished", 24)
     game_lines = [line for line in out.getvalue().splitlines() if line.startswith("[")]
     assert [line.split("]")[0] for line in game_lines] == [f"[{n}/24" for n in range(1, 25)]

@@ -27,14 +27,17 @@ import pytest
 import trio
 from bad_engines.harness import processes_with
 from cli import arbiter, invoke, start
+from players import FixedRecords
 
 from arbiter.cli.app import OUTPUT_CLOSED, Interrupted, run_interruptible
 from arbiter.config import ConfigError, TournamentConfig, engines_file_for, from_file_and_flags
 from arbiter.engine import EngineConfig
 from arbiter.games import get_game
+from arbiter.run.coordinator import Coordinator
+from arbiter.run.observer import Observer
 from arbiter.schedule import build_schedule, parse_openings
 from arbiter.store import Store, TournamentBusyError
-from arbiter.tournament import Observer, Tournament, open_tournament
+from arbiter.tournament import open_tournament
 
 PY = sys.executable
 HERE = Path(__file__).parent / "engines_for_tournament"
@@ -404,7 +407,7 @@ async def test_a_failing_database_aborts_the_run_cleanly(tmp_path):
 
     with Store(db, busy_timeout=0.2) as store:
         tournament_id, _ = open_tournament(store, config)
-        result = await Tournament(config, store, tournament_id,
+        result = await Coordinator(config, store, tournament_id,
                                   observer=LockAfterTheFirstGame()).run()
     holder.rollback()
     assert result.status == "aborted"
@@ -448,7 +451,7 @@ async def test_engines_start_in_a_bounded_wave(tmp_path):
                               concurrency=4)
     with Store(tmp_path / "w.db") as store:
         tournament_id, _ = open_tournament(store, config)
-        result = await Tournament(config, store, tournament_id, startups=2).run()
+        result = await Coordinator(config, store, tournament_id, startups=2).run()
     assert (result.status, result.done) == ("finished", 6)
     starting, most = 0, 0
     lines = log.read_text().split()[::2]
@@ -531,7 +534,7 @@ def test_one_interrupt_policy():
 
 def test_sigterm_stops_a_tournament_cleanly(tmp_path):
     """§Stopping, in-process: SIGTERM through the command line's runner is
-    Tournament.stop("SIGTERM"): games in progress abandoned, engines ended,
+    Coordinator.stop("SIGTERM"): games in progress abandoned, engines ended,
     status interrupted with the signal in the note."""
     tag = f"arbiter-test-{uuid.uuid4()}"
     engines = [EngineConfig(cmd=f"{PY} -m sample_engines.random", name=name, env={"TAG": tag})
@@ -539,13 +542,16 @@ def test_sigterm_stops_a_tournament_cleanly(tmp_path):
     config = TournamentConfig(game="troll", engines=engines, games=40, tc="depth=1", concurrency=2)
 
     class SignalAfterTheFirstGame(Observer):
+        sent = False
+
         def game_finished(self, game, record, standings):
-            if standings.games == 1:
+            if not self.sent:
+                self.sent = True
                 os.kill(os.getpid(), signal.SIGTERM)
 
     with Store(tmp_path / "t.db") as store:
         tournament_id, _ = open_tournament(store, config)
-        tournament = Tournament(config, store, tournament_id, observer=SignalAfterTheFirstGame())
+        tournament = Coordinator(config, store, tournament_id, observer=SignalAfterTheFirstGame())
         result = run_interruptible(tournament.run, stop=tournament.stop)
         status, note = store.tournament(tournament_id)["status"], result.note  # type: ignore[index]
     assert (result.status, status) == ("interrupted", "interrupted")
@@ -678,7 +684,7 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
 
 
 BAD = [
-    (["--format", "swiss"], "unknown format 'swiss'"),
+    (["--format", "monrad"], "unknown format 'monrad'"),
     (["-g", "chess"], "unknown game 'chess'"),
     (["--tc", "40/"], "bad time control '40/'"),
     (["--games", "0"], "--games must be at least 1"),
@@ -876,33 +882,17 @@ def test_standings_tallied_game_by_game_match_the_games_one_by_one():
 
 async def test_a_pair_player_is_handed_whole_pairs_in_schedule_order(tmp_path):
     """specs/tournament.md §Colours and game pairs, specs/cluster.md §Game
-    pairs as tasks: the games a ``PairPlayer`` is handed are whole game pairs
+    pairs as tasks: the games a player is handed are whole game pairs
     (both games of an opening, or the one left of it on resume), pair by pair
     in schedule order, each game once; also a pair that spans two rounds
     (an odd ``--games``), and after a resume that stored one game of a pair.
     The player here plays nothing: it gives each game a fixed record."""
     from arbiter.record import GameRecord
-    from arbiter.tournament import PairResult
 
     engines = [EngineConfig(cmd="unused", name=name) for name in ("a", "b", "c")]
     config = TournamentConfig(game="troll", engines=engines, games=3, rounds=2, tc="depth=1",
                               concurrency=2)
-    handed: list[list[list[str]]] = []
-
-    class Player:
-        max_batch = 3
-
-        @contextlib.asynccontextmanager
-        async def session(self, observer):
-            yield
-
-        async def play_pairs(self, pairs):
-            handed.append([[g.key for g in pair] for pair in pairs])
-            return PairResult(played=[(g, GameRecord("troll", g.white, g.black, "1-0", "connection",
-                                                     "fixed")) for pair in pairs for g in pair])
-
-        def drain(self):
-            pass
+    player = FixedRecords(slots=2)
 
     schedule = build_schedule(["a", "b", "c"], games=3, rounds=2).games
     with Store(tmp_path / "p.db") as store:
@@ -913,16 +903,23 @@ async def test_a_pair_player_is_handed_whole_pairs_in_schedule_order(tmp_path):
                         opening=first.opening.to_dict(),
                         record=GameRecord("troll", first.white, first.black, "1-0", "connection",
                                           "before").to_dict())
-        result = await Tournament(config, store, tournament_id, player=Player()).run()
+        result = await Coordinator(config, store, tournament_id, player=player).run()
     assert (result.status, result.done) == ("finished", len(schedule))
-    pairs = [pair for batch in handed for pair in batch]
+    pairs = [pair for batch in player.handed for pair in batch]
     taken = [key for pair in pairs for key in pair]
     assert sorted(taken) == sorted(g.key for g in schedule[1:])  # each once, the stored one not
     by_key = {g.key: g for g in schedule}
     expected: dict[tuple[int, int], list[str]] = {}
     for game in schedule[1:]:
         expected.setdefault((game.pairing, game.pair), []).append(game.key)
-    assert sorted(pairs) == sorted(expected.values())  # whole pairs, games in schedule order
+    # whole pairs, games in schedule order; while fewer pairs are left than
+    # idle slots, a pair's games may be handed out one by one (specs/tournament.md
+    # §Coordinator and players): the halves of a split pair, joined, are the pair
+    split = [pair for pair in pairs if pair not in expected.values()]
+    joined = [sorted(k for part in split for k in part if (by_key[k].pairing, by_key[k].pair) == pid)
+              for pid in {(by_key[p[0]].pairing, by_key[p[0]].pair) for p in split}]
+    assert sorted([p for p in pairs if p not in split] + joined) == sorted(expected.values())
+    assert all(len(part) == 1 for part in split)
     assert any(len({by_key[k].round for k in pair}) == 2 for pair in pairs)  # one spans rounds
     firsts = [by_key[pair[0]].seq for pair in pairs]
     assert firsts == sorted(firsts)  # taken pair by pair in schedule order

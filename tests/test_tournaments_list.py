@@ -8,7 +8,7 @@ import sys
 from cli import invoke
 from rich.cells import cell_len
 
-from arbiter.cli.tournament import LIST_NAME_WIDTH, tournament_table
+from arbiter.cli.standings import LIST_NAME_WIDTH, tournament_table
 
 PYTHON = sys.executable
 RANDOM = f"cmd={PYTHON} arg=-m arg=sample_engines.random name=random"

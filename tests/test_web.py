@@ -305,14 +305,15 @@ def test_an_aborted_tournament_without_games(tmp_path):
 
     from arbiter.config import TournamentConfig
     from arbiter.enginespec import parse_engine_spec
-    from arbiter.tournament import Tournament, open_tournament
+    from arbiter.run.coordinator import Coordinator
+    from arbiter.tournament import open_tournament
 
     path = tmp_path / "aborted.db"
     config = TournamentConfig(game="troll", engines=[parse_engine_spec("cmd=false name=bad"),
                                                      parse_engine_spec(GREEDY)], tc="10+0.1")
     with Store(path) as store:
         tournament_id, _ = open_tournament(store, config)
-        assert trio.run(Tournament(config, store, tournament_id).run).status == "aborted"
+        assert trio.run(Coordinator(config, store, tournament_id).run).status == "aborted"
     app = create_app(path)
     with TestClient(app) as client:
         shown = get_json(client, "/api/tournament/1")

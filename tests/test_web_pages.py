@@ -137,6 +137,20 @@ def test_a_tournaments_configuration_and_colours(client):
     assert "Seed=7" in page and f"White's score: {100 * colours['white_score']:.1f}%" in page
 
 
+def test_the_first_move_advantage_is_the_standings(client, db):
+    """§Colours, specs/tournament.md §Which figure where: the tournament page
+    shows the first-move advantage that `arbiter standings --json` prints,
+    with its error and the first mover's score."""
+    run = invoke("standings", "--db", db, "--tournament", "1", "--json")
+    assert run.returncode == 0, run.stderr
+    first = json.loads(run.stdout)["first_move"]
+    assert first["elo"] is not None
+    page = text(get(client, "/tournament/1"))
+    assert (f"First-move advantage ({first['side']} moves first" in page
+            and f"{first['elo']:+.1f} ± {first['elo_error']} Elo" in page), page[:3000]
+    assert f"the first mover scored {100 * first['score']:.1f}% of {first['games']} games" in page
+
+
 @pytest.mark.parametrize(("query", "keep"), [
     ("engine=greedy", lambda g: "greedy" in (g["white"], g["black"])),
     ("result=1-0", lambda g: g["result"] == "1-0"),

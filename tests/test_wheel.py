@@ -83,7 +83,7 @@ def test_the_wheel_holds_every_file_of_the_packages(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     wanted = {name for name in _source_files() if name.split("/", 1)[0] in PACKAGES}
     wanted.add("arbiter/web/static/planted/by-test.css")
-    assert {"arbiter/web/live.js", "arbiter/check/positions.json",
+    assert {"arbiter/web/static/live.js", "arbiter/check/positions.json",
             "arbiter/web/templates/base.html"} <= wanted
     assert wanted - names == set()
 
@@ -190,7 +190,7 @@ def test_the_installed_web_view_serves_its_pages_and_script(venv, tmp_path):
         url = web.wait_for(r"at (http://127\.0\.0\.1:\d+/)$")[1]
         status, _, page = get(url)
         assert status == 200 and "troll match" in page
-        status, kind, script = get(url + "live.js")
+        status, kind, script = get(url + "static/live.js")
         assert status == 200 and kind.startswith("text/javascript") and "EventSource" in script
         assert get(url + "tournament/1")[0] == 200 and get(url + "game/1")[0] == 200
         assert web.interrupt() == 130
@@ -203,7 +203,7 @@ def test_the_installed_web_view_serves_its_pages_and_script(venv, tmp_path):
         server.wait_for(r"listening on 127\.0\.0\.1:\d+$")
         status, _, page = get(url)
         assert status == 200 and "arena" in page
-        assert get(url + "live.js")[0] == 200
+        assert get(url + "static/live.js")[0] == 200
         assert server.interrupt() == 130
     finally:
         server.close()

@@ -128,11 +128,22 @@ T = TypeVar("T")
 
 #: exit status of a command stopped by a signal or by a closed output
 EXIT_INTERRUPTED = 130
+#: a run aborted (an engine failing its handshake twice, a failing database)
+EXIT_ABORTED = 1
+#: another process is running the tournament: nothing started
+EXIT_BUSY = 3
+#: --strict: the run finished, and some game raised a warning
+EXIT_STRICT = 4
 
 #: the signals that stop a command: Ctrl-C, ``kill``'s default, the terminal
 #: closed.  Left to their defaults, SIGTERM and SIGHUP would end the process
 #: at once, and an engine that ignores the end of its input would outlive it.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+#: The signal of ``arbiter stop`` (without ``--now``): finish the games in
+#: progress, start no new one (``specs/tournament.md`` §Stopping).  A command
+#: that has nothing to finish takes it as a stop signal.
+DRAIN_SIGNAL = signal.SIGUSR1
 
 #: the reason of a stop when the reader of stdout went away (``arbiter ... | head``)
 OUTPUT_CLOSED = "its output was closed"
@@ -154,7 +165,8 @@ def interrupted(exc: BaseException) -> bool:
 
 
 def run_interruptible(main: Callable[[], Awaitable[T]], *,
-                      stop: Callable[[str], None] | None = None) -> T:
+                      stop: Callable[[str], None] | None = None,
+                      drain: Callable[[str], None] | None = None) -> T:
     """``trio.run(main)`` under the command line's one interrupt policy (the
     library installs no signal handler; ``specs/tournament.md`` §Stopping).
 
@@ -163,11 +175,13 @@ def run_interruptible(main: Callable[[], Awaitable[T]], *,
     ends on its own and its result is returned); without ``stop``, or on a
     second signal, ``main`` is cancelled (engines are still shut down:
     ``Engine.aclose`` is shielded from the cancellation) and
-    :class:`Interrupted` is raised.  A ``main`` that wrote to a closed stdout
+    :class:`Interrupted` is raised.  :data:`DRAIN_SIGNAL` (``arbiter stop``)
+    calls ``drain(reason)`` when given (the games in progress finish, ``main``
+    ends on its own), else counts as a stop signal.  A ``main`` that wrote to a closed stdout
     (:class:`BrokenPipeError`) raises ``Interrupted(OUTPUT_CLOSED)``, stdout
     sent nowhere from then on.  Any other exception of ``main`` comes out as
     itself, not inside a group."""
-    watch = _Watch(stop)
+    watch = _Watch(stop, drain)
     try:
         import trio
 
@@ -184,8 +198,10 @@ def run_interruptible(main: Callable[[], Awaitable[T]], *,
 class _Watch:
     """The signal watch of :func:`run_interruptible` around one ``main``."""
 
-    def __init__(self, stop: Callable[[str], None] | None):
+    def __init__(self, stop: Callable[[str], None] | None, drain: Callable[[str], None] | None = None):
         self.stop = stop
+        self.drain = drain
+        self.drainable = drain is not None
         self.reason: str | None = None  # set when main was cancelled
 
     async def guard(self, main: Callable[[], Awaitable[T]]) -> T:
@@ -207,10 +223,17 @@ class _Watch:
     async def _watch(self, scope: trio.CancelScope, *, task_status: trio.TaskStatus[None]) -> None:
         import trio
 
-        with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        with trio.open_signal_receiver(*STOP_SIGNALS, DRAIN_SIGNAL) as signals:
             task_status.started()
             async for number in signals:
                 reason = signal.Signals(number).name
+                if number == DRAIN_SIGNAL:
+                    if self.drainable:
+                        if self.drain is not None:
+                            drain, self.drain = self.drain, None
+                            drain("arbiter stop")
+                        continue  # a second one: the games in progress are finishing already
+                    reason = "arbiter stop"  # nothing to finish: a stop
                 if self.stop is not None:
                     stop, self.stop = self.stop, None
                     stop(reason)  # the clean stop; a second signal cancels

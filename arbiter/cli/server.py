@@ -327,13 +327,15 @@ class Listening(NamedTuple):
     insecure: bool = False
 
 
-def remote_runner(tournament: Any, config: Any, db: str,
+def remote_runner(play: Callable[[Any], Awaitable[Any]] | None, config: Any, db: str,
                   options: Listening) -> Callable[[], Awaitable[Any]] | None:
-    """The run of ``tournament`` with its ``remote:NAME`` engines (a listener
-    on ``--listen``, TLS with ``--tls-cert``/``--tls-key``, the engines
-    waited for ``--wait-engines`` seconds), or None when it has none (and no
-    --listen was given).  Exits 2 on bad options; with ``tournament`` None
-    it only checks them (nothing printed)."""
+    """The run with its ``remote:NAME`` engines (a listener on ``--listen``,
+    TLS with ``--tls-cert``/``--tls-key``, the engines waited for
+    ``--wait-engines`` seconds): ``play(source)`` once they are connected,
+    ``source`` the run's :class:`~arbiter.run.gameloop.EngineSource` (the
+    connected engines and local processes); None when it has none (and no
+    --listen was given).  Exits 2 on bad options; with ``play`` None it only
+    checks them (nothing printed)."""
     from arbiter.server.remote_run import DEFAULT_WAIT_ENGINES, remote_name, run_with_remotes
 
     listen, wait = options.listen, options.wait
@@ -352,7 +354,7 @@ def remote_runner(tournament: Any, config: Any, db: str,
     problem = listen_problem(host, tls=tls is not None, insecure=options.insecure)
     if problem is not None:
         fail(f"--listen {listen}: {problem}")
-    if tournament is None:
+    if play is None:
         return None
 
     def log(text: str) -> None:
@@ -362,14 +364,6 @@ def remote_runner(tournament: Any, config: Any, db: str,
         log("warning: --insecure: tokens travel in clear")
     if tls is not None:
         log("TLS: every connection is encrypted")
-
-    from arbiter.server.remote_record import seat_remote_engines, settle_remote_record
-
-    async def play(engines: Any) -> Any:
-        tournament.open_engine = engines.open
-        tournament.seat = seat_remote_engines
-        tournament.settle = settle_remote_record
-        return await tournament.run()
 
     return lambda: run_with_remotes(play, db=db, host=host, port=port, names=names,
                                     wait=DEFAULT_WAIT_ENGINES if wait is None else wait, log=log,

@@ -1,9 +1,7 @@
-"""Run commands: ``tournament``, ``match``, ``standings``, ``demo`` (specs/tournament.md)."""
+"""Run commands: ``tournament``, ``match``, ``demo`` (specs/tournament.md)."""
 
 from __future__ import annotations
 
-import enum
-import json
 import math
 import os
 import sqlite3
@@ -26,11 +24,24 @@ from arbiter.config import (
 )
 from arbiter.engine import EngineStartError
 from arbiter.enginespec import DEFAULT_WAIT_ENGINES, REMOTE_PREFIX, parse_engine_spec
-from arbiter.progress import LineDisplay, RichDisplay, make_console, print_standings, silence_stdout
-from arbiter.store import ABORTED, DEFAULT_DB, FINISHED, INTERRUPTED, RUNNING, Store, StoreError, TournamentBusyError
+from arbiter.progress import LineDisplay, RichDisplay, silence_stdout
+from arbiter.run.coordinator import Coordinator
+from arbiter.run.gameloop import EngineSource
+from arbiter.run.observer import RunResult
+from arbiter.run.player import Player
+from arbiter.run.workers import choose_workers
+from arbiter.schedule import FORMATS
+from arbiter.store import (
+    ABORTED,
+    DEFAULT_DB,
+    FINISHED,
+    INTERRUPTED,
+    STOPPED,
+    Store,
+    StoreError,
+    TournamentBusyError,
+)
 from arbiter.tournament import (
-    RunResult,
-    Tournament,
     check_engines,
     delete_tournament,
     open_tournament,
@@ -39,7 +50,10 @@ from arbiter.tournament import (
 
 from .app import (
     EACH_HELP,
+    EXIT_ABORTED,
+    EXIT_BUSY,
     EXIT_INTERRUPTED,
+    EXIT_STRICT,
     Interrupted,
     app,
     checked_log_dir,
@@ -49,21 +63,15 @@ from .app import (
     remove_if_empty,
     run_interruptible,
 )
-from .records import ARENA_FORMAT
 from .server import Listening
+from .standings import open_store, show_standings
+
+_WORKERS_HELP = ("worker processes that play the games: N, or auto (default: one process up to "
+                 "8 games at once, then one per 8, at most one per core); 1 plays in this process")
 
 #: a run without remote engines
 NO_REMOTE = Listening()
 #: exit statuses of a run (specs/tournament.md §Exit status)
-EXIT_ABORTED = 1
-EXIT_BUSY = 3  # another process is running the tournament: nothing started
-
-
-def _open_store(db: str, readonly: bool = False) -> Store:
-    try:
-        return Store(db, readonly=readonly)
-    except StoreError as exc:
-        fail(str(exc))
 
 
 def _display(plain: bool, as_json: bool):
@@ -79,27 +87,34 @@ def _display(plain: bool, as_json: bool):
 def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool,
          as_json: bool, remote: Listening = NO_REMOTE,
          cluster: ClusterTarget | None = None, *, created: bool = False) -> RunResult:
-    """Play the tournament (its games on ``cluster`` if given); the first
-    signal stops it cleanly (:meth:`Tournament.stop`).  ``remote``:
-    ``--listen``, ``--wait-engines`` and TLS for ``remote:NAME`` engines; when they
-    do not come, a tournament this run ``created`` is removed again."""
+    """Play the tournament (its games on ``cluster`` if given, else in
+    ``config.workers`` worker processes or in this one); the first signal
+    stops it cleanly (:meth:`Coordinator.stop`).  ``remote``: ``--listen``,
+    ``--wait-engines`` and TLS for ``remote:NAME`` engines, whose connections
+    live in this process (so their games are played here); when they do not
+    come, a tournament this run ``created`` is removed again."""
     from arbiter.server.remote_run import RemoteWaitError
 
     from .server import remote_runner
 
-    player = None
-    if cluster is not None:
-        from arbiter.cluster.coordinator import ClusterPlayer  # Dask: only when asked for
+    observer = _display(plain, as_json)
+    waiting = _Waiting()
 
-        player = ClusterPlayer(cluster, config)
-    tournament = Tournament(config, store, tournament_id, observer=_display(plain, as_json),
-                            player=player)
+    async def play_with(source: EngineSource) -> RunResult:
+        from arbiter.run.inprocess import InProcessPlayer
+
+        waiting.run = Coordinator(config, store, tournament_id, observer=observer,
+                                  player=InProcessPlayer(config, source=source))
+        return await waiting.run.run()
+
     try:
-        remote_main = remote_runner(tournament, config, str(store.path), remote)
+        remote_main = remote_runner(play_with, config, str(store.path), remote)
         if remote_main is None:
-            return run_interruptible(tournament.run, stop=tournament.stop)
-        waiting = _Waiting(tournament, remote_main)
-        result = run_interruptible(waiting.run, stop=waiting.stop)
+            run = Coordinator(config, store, tournament_id, observer=observer,
+                              player=_player(config, cluster))
+            return run_interruptible(run.run, stop=run.stop, drain=run.drain)
+        waiting.main = remote_main
+        result = run_interruptible(waiting.wait, stop=waiting.stop, drain=waiting.drain)
         if result is None:  # a signal while the run waited for its remote engines
             if created:
                 delete_tournament(store, tournament_id)
@@ -120,33 +135,58 @@ def _run(store: Store, config: TournamentConfig, tournament_id: int, plain: bool
         raise typer.Exit(EXIT_INTERRUPTED) from None
 
 
+def _player(config: TournamentConfig, cluster: ClusterTarget | None) -> Player | None:
+    """Where the games are played: on ``cluster``, in worker processes
+    (``config.workers``, ``specs/tournament.md`` §Worker processes), or in
+    this process (None: the coordinator's own)."""
+    if cluster is not None:
+        from arbiter.cluster.coordinator import ClusterPlayer  # Dask: only when asked for
+
+        return ClusterPlayer(cluster, config)
+    workers = choose_workers(config.workers, config.concurrency)
+    if workers == 1:
+        return None
+    from arbiter.run.processes import ProcessPlayer
+
+    return ProcessPlayer(config, workers)
+
+
 class _Waiting:
     """A run with remote engines under the interrupt policy: the first signal
     ends the wait for the engines while the tournament has not started (exit
     130, nothing played: specs/tournament.md §Remote engines), and stops the
     tournament cleanly once it has."""
 
-    def __init__(self, tournament: Tournament, main: Callable[[], Awaitable[RunResult]]):
-        self.tournament = tournament
-        self.main = main
+    def __init__(self) -> None:
+        self.main: Callable[[], Awaitable[RunResult]] | None = None
+        self.run: Coordinator | None = None  # once the engines are there
         self.reason: str | None = None  # the signal that ended the wait
         self._scope: Any = None  # the wait's trio.CancelScope, once main runs
 
-    async def run(self) -> RunResult | None:
+    async def wait(self) -> RunResult | None:
         import trio
 
+        assert self.main is not None
         with trio.CancelScope() as self._scope:
             if self.reason is None:  # else a signal came before the wait began
                 return await self.main()
         return None
 
     def stop(self, reason: str) -> None:
-        if self.tournament.started_at:
-            self.tournament.stop(reason)
+        if self.run is not None and self.run.started_at:
+            self.run.stop(reason)
             return
         self.reason = reason
         if self._scope is not None:
             self._scope.cancel()
+
+    def drain(self, reason: str) -> None:
+        """``arbiter stop``: the run's games in progress finish; while the
+        engines are still awaited there are none, so the wait ends."""
+        if self.run is not None and self.run.started_at:
+            self.run.drain(reason)
+        else:
+            self.stop(reason)
 
 
 def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
@@ -161,13 +201,21 @@ def _summary(store: Store, tournament_id: int, as_json: bool) -> None:
               "`arbiter standings` shows them once the database answers", file=sys.stderr)
         return
     try:
-        if as_json:
-            typer.echo(json.dumps(_standings_json(tournament, standings), indent=2))
-        else:
-            print_standings(make_console(), standings, tournament)
+        show_standings(store, tournament, standings, as_json)
         sys.stdout.flush()
     except BrokenPipeError:
         silence_stdout()
+
+
+def _strict_summary(result: RunResult) -> None:
+    """``--strict``: the warnings' count on stderr; exit 4 when there were
+    any (specs/tournament.md §Exit status)."""
+    if not result.strict_warnings:
+        print("arbiter: strict: no warnings", file=sys.stderr)
+        return
+    print(f"arbiter: strict: {result.strict_warnings} warning(s) in {result.strict_games} game(s) "
+          "(stored as `strict` events with each game)", file=sys.stderr)
+    raise typer.Exit(EXIT_STRICT)
 
 
 def _exit_for(result: RunResult) -> None:
@@ -175,6 +223,11 @@ def _exit_for(result: RunResult) -> None:
         print(f"arbiter: error: tournament {result.tournament_id} aborted: {result.note}",
               file=sys.stderr)
         raise typer.Exit(EXIT_ABORTED)
+    if result.status == STOPPED:
+        print(f"arbiter: tournament {result.tournament_id} stopped after {result.done}/{result.total} "
+              f"games (arbiter stop); run the same command (or --resume {result.tournament_id}) to "
+              "continue", file=sys.stderr)
+        return
     if result.status == INTERRUPTED:
         print(f"arbiter: tournament {result.tournament_id} interrupted after "
               f"{result.done}/{result.total} games; run the same command (or --resume "
@@ -199,7 +252,7 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
     checked_log_dir(config.log_dir)
     checked_record_file(config.pgn)
     _check_remote(config, db, remote)
-    with _open_store(db) as store:
+    with open_store(db) as store:
         tournament_id, how = _find(store, config, new=new, resume_id=resume_id)
         if how == "finished" and tournament_id is not None:
             print(f"arbiter: tournament {tournament_id} ({config.name}) is already finished in "
@@ -221,10 +274,13 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
                   file=sys.stderr)
         result = _run(store, config, tournament_id, plain, as_json, remote, cluster,
                       created=created)
-        if result.status in (ABORTED, INTERRUPTED):
+        if result.status in (ABORTED, INTERRUPTED, STOPPED):
             _summary(store, tournament_id, as_json)
             _exit_for(result)
+            return
         _summary(store, tournament_id, as_json)
+        if config.strict:
+            _strict_summary(result)
 
 
 #: the longest ``--wait-engines`` (seconds, a day): a run waiting longer for
@@ -309,11 +365,11 @@ def _resume_config(db: str, resume: int, flags: dict[str, Any]) -> TournamentCon
         check_resume_flags(resume, flags)  # before the database is opened
     except ConfigError as exc:
         fail(str(exc))
-    with _open_store(db, readonly=True) as store:
+    with open_store(db, readonly=True) as store:
         row = store.tournament(resume)
     if row is None:
         fail(f"{db}: no tournament {resume}")
-    if row.get("format") not in ("round-robin", "gauntlet") or "engines" not in row["config"]:
+    if row.get("format") not in FORMATS or "engines" not in row["config"]:
         fail(f"{db}: tournament {resume} ({row['name']}) was not made by `arbiter tournament` "
              "and cannot be resumed")
     return resumed(resume, row["config"], flags)
@@ -341,15 +397,20 @@ def tournament(
     engines_file: str | None = typer.Option(None, "--engines", help="TOML file of [engines.NAME] tables"),
     each: str | None = typer.Option(None, "--each", metavar="SETTINGS", help=EACH_HELP),
     game: str | None = typer.Option(None, "--game", "-g", help="troll, atoll, morris or talisman"),
-    format: str | None = typer.Option(None, "--format", help="round-robin (default) or gauntlet"),
+    format: str | None = typer.Option(None, "--format", help="round-robin (default), gauntlet, swiss or knockout"),
     games: int | None = typer.Option(None, "--games", help=_GAMES_HELP),
-    rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1)"),
+    rounds: int | None = typer.Option(None, "--rounds", help="rounds (default 1; swiss: log2 of the engines, rounded up)"),
+    seeds: str | None = typer.Option(None, "--seeds", help="swiss/knockout: the engines' seed order, names separated by commas (default: the order given)"),
+    pairs: int | None = typer.Option(None, "--pairs", help="knockout: game pairs per match (default 1)"),
+    tiebreak_pairs: int | None = typer.Option(None, "--tiebreak-pairs", help="knockout: extra game pairs a level match gets, one at a time, before the better seed goes on (default 2)"),
     openings: str | None = typer.Option(None, "--openings", help="openings file: a position string or moves per line, or a PGN file of games"),
     opening_plies: int | None = typer.Option(None, "--opening-plies", help=_OPENING_PLIES_HELP),
     order: str | None = typer.Option(None, "--order", help="openings order: sequential (default) or random"),
     seed: int | None = typer.Option(None, "--seed", help="seed for --order random and --random-plies (default 0)"),
     random_plies: int | None = typer.Option(None, "--random-plies", help="open each game pair with N random legal plies"),
     concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
+    workers: str | None = typer.Option(None, "--workers", help=_WORKERS_HELP),
+    strict: bool | None = typer.Option(None, "--strict", help="warn of engines' impossible reports (an illegal pv, a mate the result contradicts, a search longer than measured); exit 4 if any"),
     restart: bool | None = typer.Option(None, "--restart/--reuse", help="start fresh engine processes for every game (default: reuse with uginewgame)"),
     tc: str | None = typer.Option(None, "--tc", help="time control: 40/60+0.5, 60+0.5, st=2, depth=N, nodes=N, inf"),
     timemargin: int | None = typer.Option(None, "--timemargin", help="ms an engine may overstep its time"),
@@ -377,8 +438,9 @@ def tournament(
 ) -> None:
     """Run a tournament (round-robin or gauntlet), resumable, into the database."""
     flags = dict(game=game, format=format, games=games, rounds=rounds, openings=openings,
+                 seeds=_names(seeds), pairs=pairs, tiebreak_pairs=tiebreak_pairs,
                  opening_plies=opening_plies, order=order, seed=seed, random_plies=random_plies,
-                 concurrency=concurrency,
+                 concurrency=concurrency, workers=workers, strict=strict,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, name=name, pgn=pgn, log=log, cluster=cluster, engine=engine or None, each=each)
@@ -407,6 +469,11 @@ def tournament(
                remote=Listening(listen, wait_engines, tls_cert, tls_key, insecure))
 
 
+def _names(text: str | None) -> list[str] | None:
+    """``--seeds a,b,c``: the names, in order."""
+    return None if text is None else [name.strip() for name in text.split(",") if name.strip()]
+
+
 def _check_numbers(flags: dict[str, Any]) -> None:
     """The flags' numbers, first of all (exit 2: :func:`arbiter.config.check_flags`)."""
     try:
@@ -430,6 +497,8 @@ def match(
     seed: int | None = typer.Option(None, "--seed", help="seed (default 0)"),
     random_plies: int | None = typer.Option(None, "--random-plies", help="N random plies per game pair"),
     concurrency: int | None = typer.Option(None, "--concurrency", "-c", help="games at once (default 1)"),
+    workers: str | None = typer.Option(None, "--workers", help=_WORKERS_HELP),
+    strict: bool | None = typer.Option(None, "--strict", help="warn of engines' impossible reports (an illegal pv, a mate the result contradicts, a search longer than measured); exit 4 if any"),
     restart: bool | None = typer.Option(None, "--restart/--reuse", help="fresh processes for every game"),
     tc: str | None = typer.Option(None, "--tc", help="time control"),
     timemargin: int | None = typer.Option(None, "--timemargin", help="ms"),
@@ -456,7 +525,7 @@ def match(
         games = 10000
     flags = dict(game=game, format="round-robin", games=games, rounds=rounds, openings=openings,
                  opening_plies=opening_plies, order=order, seed=seed, random_plies=random_plies,
-                 concurrency=concurrency,
+                 concurrency=concurrency, workers=workers, strict=strict,
                  restart=restart, tc=tc, timemargin=timemargin, maxplies=maxplies, stall=stall,
                  resign=resign, draw=draw,
                  sprt=sprt, pgn=pgn, log=log, each=each,
@@ -465,167 +534,6 @@ def match(
     config, _ = _build(None, [first, second], engines_file, flags)
     run_config(config, db, new=new, plain=plain, as_json=as_json,
                remote=Listening(listen, wait_engines, tls_cert, tls_key, insecure))
-
-
-def _status_shown(status: str, running_now: bool) -> str:
-    """The stored status, said plainly when it is ``running`` but no run
-    holds the tournament (a run killed with SIGKILL, or a crashed machine)."""
-    if status == RUNNING and not running_now:
-        return "running, but no run is alive (killed?): run it again to resume"
-    return status
-
-
-def _standings_json(tournament: dict[str, Any], standings) -> dict[str, Any]:
-    data = {"tournament": {key: tournament.get(key) for key in (
-        "id", "name", "game", "format", "status", "note", "total_games", "created", "updated",
-        "running_now")}}
-    data["tournament"]["done"] = standings.games
-    data.update(standings.to_json())
-    return data
-
-
-@app.command()
-def standings(
-    db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
-    tournament_id: int | None = typer.Option(None, "--tournament", "-t", help="tournament ID (default: the latest)"),
-    as_json: bool = typer.Option(False, "--json", help="machine-readable"),
-    list_all: bool = typer.Option(False, "--list", help="list the tournaments of the database"),
-    arena: str | None = typer.Option(None, "--arena", help="the arena NAME of arbiter serve"),
-) -> None:
-    """Standings of a tournament, also while it is running."""
-    with _open_store(db, readonly=True) as store:
-        if list_all:
-            _list(store, as_json)
-            return
-        if arena is not None:  # specs/wire.md §The server and the client
-            tournament_id = next((r["id"] for r in reversed(store.tournaments())
-                                  if r["format"] == ARENA_FORMAT and r["name"] == arena), None)
-            if tournament_id is None:
-                fail(f"{db}: no arena named {arena!r}")
-        tournament = (store.tournament(tournament_id) if tournament_id is not None
-                      else store.latest_tournament())
-        if tournament is None:
-            fail(f"{db}: no tournament {tournament_id}" if tournament_id is not None
-                 else f"{db}: no tournaments yet")
-        table = tournament_standings(store, tournament)
-        tournament = _with_total({**tournament, "running_now": store.run_active(tournament["id"])},
-                                 table.games)
-        shown = {**tournament, "status": _status_shown(tournament["status"], tournament["running_now"])}
-    for warning in table.warnings:  # specs/tournament.md §Anomalies
-        print(f"arbiter: warning: {warning}", file=sys.stderr)
-    if as_json:
-        typer.echo(json.dumps(_standings_json(tournament, table), indent=2))
-    else:
-        print_standings(make_console(), table, shown)
-
-
-def _with_total(tournament: dict[str, Any], done: int) -> dict[str, Any]:
-    """``tournament`` with its total of games as shown: an arena has no
-    schedule, so its total is the ``done`` games it played (not 0)."""
-    if tournament.get("format") == ARENA_FORMAT:
-        return {**tournament, "total_games": done}
-    return tournament
-
-
-def _list(store: Store, as_json: bool) -> None:
-    """The tournaments of the database: a header row and one row each, in
-    fixed columns (or JSON; specs/tournament.md §Listing and deleting)."""
-    rows = [_with_total({**r, "done": done, "running_now": store.run_active(r["id"])}, done)
-            for r in store.tournaments() for done in (store.count_games(r["id"]),)]
-    if as_json:
-        typer.echo(json.dumps([{k: r[k] for k in ("id", "name", "game", "format", "status",
-                                                  "total_games", "created", "done", "running_now")}
-                               for r in rows], indent=2))
-        return
-    if not rows:
-        print(f"arbiter: no tournaments in {store.path}", file=sys.stderr)
-        return
-    for line in tournament_table(rows):
-        typer.echo(line)
-
-
-#: the widest a name is shown in ``arbiter tournaments`` (a longer one is cut, with ``…``)
-LIST_NAME_WIDTH = 30
-
-
-def tournament_table(rows: list[dict[str, Any]]) -> list[str]:
-    """``arbiter tournaments``: the header and a line per tournament, each
-    column as wide as its widest cell (the name at most
-    :data:`LIST_NAME_WIDTH` terminal cells), the status last.  What a user
-    named is shown printable (control characters as ``?``), measured in
-    terminal cells."""
-    from rich.cells import cell_len, set_cell_size
-
-    def shown(text: Any) -> str:
-        return "".join(ch if ch.isprintable() else "?" for ch in str(text or ""))
-
-    def name(text: Any) -> str:
-        text = shown(text)
-        if cell_len(text) > LIST_NAME_WIDTH:
-            text = set_cell_size(text, LIST_NAME_WIDTH - 1) + "…"
-        return text
-
-    header = ("ID", "NAME", "GAME", "FORMAT", "CREATED", "GAMES", "STATUS")
-    table = [header] + [(str(r["id"]), name(r["name"]), shown(r["game"]), shown(r["format"]),
-                         shown(r.get("created"))[:16].replace("T", " "),
-                         f"{r['done']}/{r['total_games']} games",
-                         _status_shown(r["status"], r["running_now"])) for r in rows]
-    widths = [max(cell_len(row[column]) for row in table) for column in range(len(header) - 1)]
-    lines = []
-    for row in table:
-        cells = [" " * (widths[0] - cell_len(row[0])) + row[0]]  # the ID right-aligned
-        cells += [set_cell_size(cell, width) for cell, width in zip(row[1:-1], widths[1:], strict=True)]
-        lines.append("  " + "  ".join(cells + [row[-1]]))
-    return lines
-
-
-class TournamentsAction(enum.StrEnum):
-    """What ``arbiter tournaments ACTION`` does besides listing."""
-
-    DELETE = "delete"
-
-
-@app.command()
-def tournaments(
-    action: TournamentsAction | None = typer.Argument(
-        None, metavar="ACTION", help="delete: remove tournament ID with its games and events"),
-    tournament_id: int | None = typer.Argument(None, metavar="ID", help="the tournament to delete"),
-    db: str = typer.Option(DEFAULT_DB, "--db", help="results database"),
-    as_json: bool = typer.Option(False, "--json", help="list as JSON"),
-    yes: bool = typer.Option(False, "--yes", "-y", help="delete without asking first"),
-) -> None:
-    """List the tournaments of the database; `tournaments delete ID` removes one."""
-    if action is None:
-        if tournament_id is not None:
-            fail("give `tournaments` to list them, or `tournaments delete ID`")
-        with _open_store(db, readonly=True) as store:
-            _list(store, as_json)
-        return
-    if tournament_id is None:
-        fail("tournaments delete: give the ID of the tournament to delete (`arbiter tournaments` lists them)")
-    _delete(db, tournament_id, yes)
-
-
-def _delete(db: str, tournament_id: int, yes: bool) -> None:
-    """``arbiter tournaments delete ID``: asked first unless ``yes``."""
-    if not os.path.exists(db):
-        fail(f"no database at {db}")
-    with _open_store(db) as store:
-        row = store.tournament(tournament_id)
-        if row is None:
-            fail(f"{db}: no tournament {tournament_id}")
-        games = store.count_games(tournament_id)
-        what = f"tournament {tournament_id} ({row['name']}, {games} games) from {db}"
-        if not yes and not typer.confirm(f"delete {what}?", default=False, err=True):
-            print("arbiter: nothing deleted", file=sys.stderr)
-            raise typer.Exit(EXIT_ABORTED)
-        try:
-            delete_tournament(store, tournament_id)
-        except TournamentBusyError as exc:
-            fail(f"{exc}; nothing deleted", EXIT_BUSY)
-        except (sqlite3.Error, StoreError) as exc:
-            fail(f"{db}: cannot delete tournament {tournament_id} ({exc}); nothing deleted", EXIT_ABORTED)
-    typer.echo(f"deleted {what}")
 
 
 # --------------------------------------------------------------------------
@@ -658,7 +566,7 @@ def demo(
         config = config_from_settings({"game": DEMO_GAME, **DEMO_SETTINGS}, engines)
     except ConfigError as exc:  # pragma: no cover - a bug in the constants above
         fail(str(exc))
-    with _open_store(db) as store:
+    with open_store(db) as store:
         existing = store.find_tournament(config.identity())
         new = existing is None or existing["status"] == FINISHED
     typer.echo(f"demo: a round-robin of the sample engines (mcts, greedy, random) on {DEMO_GAME}, "

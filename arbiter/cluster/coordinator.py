@@ -1,11 +1,11 @@
 """The coordinator side: game pairs submitted to a Dask cluster from a trio
 run (``specs/cluster.md`` §The coordinator).
 
-:class:`ClusterPlayer` is the :class:`arbiter.tournament.PairPlayer` of
-``--cluster``: the tournament takes, stores and tallies as in a local run, and
+:class:`ClusterPlayer` is the :class:`arbiter.run.player.Player` of
+``--cluster``: the coordinator takes, stores and tallies as in a local run, and
 hands each batch of game pairs (one pair, or up to :data:`MAX_BATCH` while
 many are pending and the games are fast: :data:`BATCH_PLAY`) to
-:meth:`ClusterPlayer.play_pairs`, which submits it as one impure task
+:meth:`ClusterPlayer.play`, which submits it as one impure task
 needing one ``slots`` resource and waits for its result.
 The tournament runs at most ``--concurrency`` pair workers, so at most that
 many batches (each playing one game at a time) are in flight.
@@ -21,19 +21,30 @@ batches, and the thread wakes their trio tasks through the run's
 :class:`trio.lowlevel.TrioToken`.  So a thousand pairs in flight cost a
 thousand futures and one thread, and no trio task blocks a thread.
 
+**Losses** (``specs/cluster.md`` §Exactly once): a lost worker's batches are
+given to another worker by the scheduler and simply waited for longer; a
+``local:N`` start that loses a worker is made again (:data:`LOCAL_STARTS`);
+whatever else fails in connecting or closing becomes a :class:`ClusterError`
+or nothing, never a traceback.  A batch that waits :data:`WORKER_LOOK` has the
+workers looked at, so one that can never play (no ``slots``: a plain ``dask
+worker``) is named (:data:`NO_SLOTS`), and a cluster where none can play
+says so (:data:`NO_WORKER`), instead of waiting in silence.
+
 **Stopping**: an SPRT decision sets the run's drain :class:`distributed.Event`
 (the batches in flight begin no further pair).  The session's end (a finished
 run, Ctrl-C, an abort) sets the run's stop event, which every batch in flight
 watches on its worker (:mod:`arbiter.cluster.loop`), waits up to
-:data:`STOP_WAIT` for them to end their engines, cancels what is left and
-closes the client (and the local cluster it started).
+:data:`STOP_WAIT` for those a worker holds to end their engines, cancels what
+is left and closes the client (and the local cluster it started).
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
+import math
 import threading
 import time
 import uuid
@@ -46,18 +57,39 @@ import trio
 from distributed import Client, Event, Future, KilledWorker, LocalCluster, Security, as_completed
 
 from arbiter.config import TournamentConfig
+from arbiter.run.player import BatchEnd, PlayerError, Reporter
 from arbiter.schedule import ScheduledGame
-from arbiter.tournament import Observer, PairResult, PlayerError
 
 from .address import ClusterTarget
 from .task import Outcome, WorkerRefused, make_request, read_result
 from .worker import ArbiterPlugin, play_pairs
 
 __all__ = ["ClusterPlayer", "ClusterError", "CONNECT_TIMEOUT", "STOP_WAIT", "FAILED_WORKERS",
-           "MAX_BATCH", "BATCH_PLAY"]
+           "MAX_BATCH", "BATCH_PLAY", "LOCAL_STARTS", "WORKER_LOOK", "NO_SLOTS", "NO_WORKER"]
 
 #: Seconds to reach a scheduler before giving up (Dask's client timeout).
 CONNECT_TIMEOUT = 30
+#: Starts of a ``local:N`` cluster tried before the run aborts.  A worker
+#: process that dies while Dask starts it (killed, out of memory) fails the
+#: whole start (Dask's "Nanny failed to start"; once started, Dask's nanny
+#: replaces a lost worker itself), so the start is made again from nothing,
+#: a second or two; three starts that each lose a worker say that this
+#: machine cannot keep N worker processes alive, and trying on would hang.
+LOCAL_STARTS = 3
+#: Seconds a batch waits for its result before the coordinator looks at the
+#: cluster's workers (at most once per this many seconds, whatever the
+#: batches in flight): a worker without the ``slots`` resource (a plain
+#: ``dask worker``) is never given a batch, so a run whose only workers are
+#: such would wait in silence.  Each look is one request to the scheduler;
+#: a batch of fast games never waits this long, so the look costs them nothing.
+WORKER_LOOK = 5.0
+#: What the coordinator says, once per worker, of a worker that offers no
+#: ``slots`` (``specs/cluster.md`` §Workers).
+NO_SLOTS = ("cluster: worker {worker} offers no 'slots' resource, so it is given no game (a "
+            "plain `dask worker`?); start workers with `arbiter worker SCHEDULER --engines FILE`")
+#: What it says when no worker that can play is connected (at the start, or
+#: once all are gone), once each time that becomes so.
+NO_WORKER = "cluster: no worker offers 'slots' (an `arbiter worker`); the games wait for one to join"
 #: Seconds a stop waits for the pairs in flight to end their engines
 #: (a pair's wait on the stop event returns at once, then its engines get
 #: their quit, SIGTERM and SIGKILL graces).
@@ -102,6 +134,7 @@ class ClusterPlayer:
                          "timemargin_ms": config.timemargin_ms, "maxplies": config.maxplies,
                          "stall_ms": config.stall_ms, "restart": config.restart,
                          "resign": config.resign, "draw": config.draw}
+        self.slots = max(1, config.concurrency)
         self.tag = uuid.uuid4().hex[:12]
         #: the Dask Events every batch of this run watches: stop its games;
         #: begin no further pair (an SPRT decision)
@@ -116,21 +149,29 @@ class ClusterPlayer:
         self._cluster: LocalCluster | None = None
         self._in_flight: set[Future] = set()
         self._results: _Results | None = None
+        self._observer: Reporter | None = None
+        self._told: set[str] = set()  # workers said to offer no slots (NO_SLOTS)
+        self._none_told = False  # NO_WORKER said, and no worker with slots seen since
+        self._looked = -math.inf  # when the workers were last looked at (_look)
         self.submitted = 0
 
     # -- the session -----------------------------------------------------------
 
+    def describe(self) -> str:
+        return f"on the cluster {self.target}"
+
     @asynccontextmanager
-    async def session(self, observer: Observer) -> AsyncIterator[None]:
+    async def session(self, observer: Reporter) -> AsyncIterator[None]:
         """Connected to the cluster (a ``local:N`` one started) inside; on the
         way out, by any path, the pairs in flight are stopped and the client
         closed (shielded from cancellation)."""
+        self._observer = observer
         try:
             workers = await trio.to_thread.run_sync(self._connect)
             assert self._client is not None
             self._results = _Results(self._client, trio.lowlevel.current_trio_token())
-            observer.message(f"cluster {self.target}: {workers} worker(s)"
-                             + ("" if workers else "; waiting for workers to join"))
+            observer.message(f"cluster {self.target}: {len(workers)} worker(s)")
+            self._tell(workers)
             yield
         finally:
             with trio.CancelScope(shield=True):
@@ -139,8 +180,9 @@ class ClusterPlayer:
                 observer.message(f"cluster: {late} game(s) of pairs stopped in flight had ended; "
                                  "they were dropped and are played again on resume")
 
-    def _connect(self) -> int:
-        """In a thread: the client (and the local cluster); the workers' count."""
+    def _connect(self) -> dict[str, Any]:
+        """In a thread: the client (and the local cluster); the workers (the
+        scheduler's view: address -> its information)."""
         # Dask's own log lines (a local cluster's scheduler runs in this process)
         # would repeat, in its words, what the run says of each failure
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
@@ -155,12 +197,37 @@ class ClusterPlayer:
                                         tls_client_key=tls.key, require_encryption=True)
                 self._client = Client(self.target.address, security=security,
                                       timeout=CONNECT_TIMEOUT, set_as_default=False)
-            return len(self._client.scheduler_info().get("workers", {}))
+            return self._workers()
+        except ClusterError:
+            raise
         except (OSError, TimeoutError, ValueError) as exc:
             self._close()
             raise ClusterError(f"cannot reach the cluster at {self.target}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - whatever else Dask raises: a message, not a traceback
+            self._close()
+            raise ClusterError(f"cannot use the cluster at {self.target}: "
+                               f"{type(exc).__name__}: {exc}") from None
 
     def _start_local(self) -> Client:
+        """``local:N``, started afresh up to :data:`LOCAL_STARTS` times when
+        a worker process is lost while it starts (each retry said)."""
+        start = 1
+        while True:
+            try:
+                return self._start_local_once()
+            except Exception as exc:  # noqa: BLE001 - Dask's error for a worker lost at start varies
+                self._close()
+                why = f"{type(exc).__name__}: {exc}"
+                if start == LOCAL_STARTS:
+                    raise ClusterError(f"the local cluster {self.target} failed to start "
+                                       f"{LOCAL_STARTS} times (a worker process lost while it "
+                                       f"started?); the last: {why}") from None
+            start += 1
+            trio.from_thread.run_sync(self._say, (
+                f"cluster {self.target}: a worker was lost while the cluster started ({why}); "
+                f"starting it again ({start} of {LOCAL_STARTS})"))
+
+    def _start_local_once(self) -> Client:
         """``local:N``: N worker processes on this machine, each with as many
         slots as needed for ``--concurrency`` games at once in all, and the
         plugin holding the coordinator's own engines."""
@@ -172,46 +239,90 @@ class ClusterPlayer:
                 resources={SLOTS: slots}, host="127.0.0.1",
                 dashboard_address="127.0.0.1:0",  # Dask's HTTP server: a free port, this machine only
                 silence_logs=logging.ERROR)
-        client = Client(self._cluster, set_as_default=False)
-        client.register_plugin(ArbiterPlugin(
+        self._client = Client(self._cluster, set_as_default=False)
+        self._client.register_plugin(ArbiterPlugin(
             {e.name: e for e in self.config.engines if e.name},
             "the coordinator's engines (local cluster)", self.config.log_dir, ignore_interrupt=True))
-        return client
+        return self._client
 
     def _close(self) -> int:
         """In a thread: stop the pairs in flight, close; how many games the
-        stopped pairs had finished (dropped: the pair was abandoned)."""
+        stopped pairs had finished (dropped: the pair was abandoned).  Raises
+        nothing: a cluster that fails while closing has nothing left to stop."""
         client, futures = self._client, list(self._in_flight)
         late = 0
         try:
             if client is not None:
                 Event(self.stop_name, client=client).set()
                 if futures:
+                    # waited for: the batches a worker holds (a batch no worker took,
+                    # e.g. for want of slots, has no engine to end)
+                    placed = {key for keys in client.processing().values() for key in keys}
+                    held = [f for f in futures if f.key in placed]
                     deadline = time.monotonic() + STOP_WAIT
-                    while not all(f.done() for f in futures) and time.monotonic() < deadline:
+                    while not all(f.done() for f in held) and time.monotonic() < deadline:
                         time.sleep(STOP_LOOK)
                     late = sum(_games_in(future) for future in futures if future.status == "finished")
                     client.cancel(futures)  # a local cluster's workers end below, with theirs
-        except (OSError, TimeoutError):  # the scheduler is gone already: nothing to stop there
+        except Exception:  # noqa: BLE001 - the scheduler gone or failing: nothing to stop there
             pass
         finally:
             if self._results is not None:
                 self._results.close()
                 self._results = None
             self._in_flight.clear()
-            self._client = None
-            if client is not None:
-                client.close()
-            if self._cluster is not None:
-                self._cluster.close()
-                self._cluster = None
+            self._client, cluster, self._cluster = None, self._cluster, None
+            for closing in (client, cluster):
+                if closing is not None:
+                    with contextlib.suppress(Exception):  # each closed whatever the other did
+                        closing.close()
         return late
+
+    # -- the workers -------------------------------------------------------------
+
+    def _workers(self) -> dict[str, Any]:
+        """In a thread: the scheduler's workers (address -> information)."""
+        client = self._client
+        return dict(client.scheduler_info().get("workers", {})) if client is not None else {}
+
+    def _say(self, text: str) -> None:
+        if self._observer is not None:
+            self._observer.message(text)
+
+    def _tell(self, workers: dict[str, Any]) -> None:
+        """Say :data:`NO_SLOTS` of each worker of ``workers`` not yet told,
+        and :data:`NO_WORKER` if none of them can play (once until one can)."""
+        able = False
+        for address, info in workers.items():
+            resources = info.get("resources") if isinstance(info, dict) else None
+            if (resources or {}).get(SLOTS):
+                able = True
+            elif address not in self._told:
+                self._told.add(address)
+                self._say(NO_SLOTS.format(worker=address))
+        if not able and not self._none_told:
+            self._say(NO_WORKER)
+        self._none_told = not able
+
+    async def _look(self) -> None:
+        """A batch has waited :data:`WORKER_LOOK`: the workers looked at
+        (at most once per that time) for any that can play no game."""
+        now = trio.current_time()
+        if now - self._looked < WORKER_LOOK:
+            return
+        self._looked = now
+        try:
+            workers = await trio.to_thread.run_sync(self._workers)
+        except Exception:  # noqa: BLE001 - the scheduler unreachable now: looked at again later
+            return
+        self._tell(workers)
 
     # -- pairs -----------------------------------------------------------------
 
-    def drain(self) -> None:
-        """An SPRT decision: batches in flight begin no further pair (the
-        event is set from a thread: it is a request to the scheduler)."""
+    def drain(self, games: bool = False) -> None:
+        """An SPRT decision or a graceful stop: batches in flight begin no
+        further pair (the pair in progress is completed either way; the event
+        is set from a thread: it is a request to the scheduler)."""
         client = self._client
         if client is None or self.drained:
             return
@@ -240,11 +351,14 @@ class ClusterPlayer:
         fit = int(BATCH_PLAY * pairs / max(seconds, 1e-6))
         self.max_batch = max(1, min(MAX_BATCH, fit))
 
-    async def play_pairs(self, pairs: list[list[ScheduledGame]]) -> PairResult:
-        """Play ``pairs`` on a worker, in order: the games it played and its
-        events; :class:`ClusterError` if the cluster failed the batch.
-        Cancelled, the batch stays in flight until the session stops it."""
+    async def play(self, pairs: list[list[ScheduledGame]], reporter: Reporter) -> BatchEnd:
+        """Play ``pairs`` on a worker, in order: its games and events are
+        reported when its result comes; :class:`ClusterError` if the cluster
+        failed the batch.  Cancelled, the batch stays in flight until the
+        session stops it."""
         games = [g for pair in pairs for g in pair]
+        for game in games:
+            reporter.started(game)
         request = make_request(self.settings, self.config.engines, pairs, self.stop_name,
                                self.drain_name)
         key = f"arbiter-{self.tag}-{games[0].key}-{next(self._numbers)}"
@@ -254,11 +368,15 @@ class ClusterPlayer:
         began = trio.current_time()
         future = self._submit(request, key)
         self._results.add(future)
-        await done.event.wait()
+        while not done.event.is_set():
+            with trio.move_on_after(WORKER_LOOK):
+                await done.event.wait()
+            if not done.event.is_set():
+                await self._look()
         self._in_flight.discard(future)
         if future.status == "finished":
             self._paced(len(pairs), trio.current_time() - began)
-            return _pair_result(read_result(done.result, games), games, self.drained)
+            return await _report(read_result(done.result, games), games, self.drained, reporter)
         keys = ", ".join(g.key for g in games)
         try:  # the error itself, raised here (the rare path: a thread is fine)
             await trio.to_thread.run_sync(future.result)
@@ -343,14 +461,18 @@ def _games_in(future: Future) -> int:
         return 0
 
 
-def _pair_result(outcome: Outcome, games: list[ScheduledGame], drained: bool) -> PairResult:
-    """The tournament's view of a worker's checked result: dropped parts
-    become events, a requested game without a record a failure (unless its
-    pair was skipped after the run was drained)."""
-    events: list[tuple[str, str, str | None, str | None]] = [
-        (e["kind"], e["detail"], e["engine"] or None, e["key"] or None) for e in outcome.events]
-    events += [("dropped-result", f"a result from worker {outcome.worker} was dropped: {why}",
-                None, None) for why in outcome.dropped]
+async def _report(outcome: Outcome, games: list[ScheduledGame], drained: bool,
+                  reporter: Reporter) -> BatchEnd:
+    """A worker's checked result to the coordinator: its events (dropped parts
+    among them) and its games, stored; a requested game without a record is a
+    failure (unless its pair was skipped after the run was drained)."""
+    for event in outcome.events:
+        await reporter.event(event["kind"], event["detail"], event["engine"] or None,
+                             event["key"] or None)
+    for why in outcome.dropped:
+        await reporter.event("dropped-result", f"a result from worker {outcome.worker} was "
+                             f"dropped: {why}", None, None)
+    await reporter.finished(outcome.played)
     failure = outcome.failure
     played = {scheduled.key for scheduled, _ in outcome.played}
     skipped = set(outcome.skipped) if drained else set()
@@ -358,4 +480,4 @@ def _pair_result(outcome: Outcome, games: list[ScheduledGame], drained: bool) ->
     if failure is None and missing:
         failure = (f"worker {outcome.worker} returned no record for game(s) {', '.join(missing)}; "
                    "stopping, the games stored are kept")
-    return PairResult(outcome.played, events, failure)
+    return BatchEnd(failure=failure, skipped=[g for g in games if g.key in skipped])

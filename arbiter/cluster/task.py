@@ -38,7 +38,7 @@ __all__ = [
 ]
 
 #: The layout of requests and results; a change to either bumps it.
-CLUSTER_VERSION = 3
+CLUSTER_VERSION = 4
 
 
 class WorkerRefused(RuntimeError):
@@ -104,8 +104,7 @@ def make_request(settings: Mapping[str, Any], engines: Sequence[EngineConfig],
         "versions": versions(), "stop": stop, "drain": drain, **dict(settings),
         "engines": {e.name: {"options": dict(e.options), "tc": e.tc, "timemargin_ms": e.timemargin_ms}
                     for e in engines if e.name in wanted},
-        "pairs": [[{"key": g.key, "white": g.white, "black": g.black, "fen": g.opening.fen,
-                    "moves": list(g.opening.moves)} for g in games] for games in pairs],
+        "pairs": [[g.to_dict() for g in games] for games in pairs],
     }
 
 

@@ -4,7 +4,7 @@ its game loop, and the task that plays a batch of game pairs
 
 :func:`play_pairs` is the task the coordinator submits.  It runs in one of the
 worker's task threads, checks the request (versions, engines of this worker's
-own file) and hands the batch to the plugin's :class:`~arbiter.cluster.loop.GameLoop`:
+own file) and hands the batch to the plugin's :class:`~arbiter.cluster.loop.DaskLoop`:
 one long-lived trio run in a thread of its own, started with the plugin, that
 plays the normal match (:func:`arbiter.match.play_game`, engines of
 :func:`arbiter.engine.open_engine`, so process groups and the parent-death
@@ -26,7 +26,7 @@ from distributed import Event, Reschedule, WorkerPlugin, get_worker
 
 from arbiter.engine import EngineConfig
 
-from .loop import STOP_POLL, Batch, GameLoop, LoopClosed
+from .loop import STOP_POLL, Batch, DaskLoop, LoopClosed
 from .task import WorkerRefused, engine_for, version_problem, versions
 
 __all__ = ["PLUGIN_NAME", "STOP_POLL", "ArbiterPlugin", "play_pairs", "serve_worker"]
@@ -57,13 +57,13 @@ class ArbiterPlugin(WorkerPlugin):
         self.source = source
         self.log_dir = log_dir
         self.ignore_interrupt = ignore_interrupt
-        self.loop: GameLoop | None = None
+        self.loop: DaskLoop | None = None
 
     def setup(self, worker: Any) -> None:
         versions()  # computed once, before the first game
         if self.ignore_interrupt and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-        self.loop = GameLoop(worker.state.nthreads, self.log_dir)
+        self.loop = DaskLoop(worker.state.nthreads, self.log_dir, where=f" (on worker {worker.address})")
         self.loop.start()
 
     async def teardown(self, worker: Any) -> None:
