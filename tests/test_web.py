@@ -227,6 +227,21 @@ def test_read_only(client, method):
         assert client.request(method, url).status_code == 405
 
 
+def test_every_response_has_the_safety_headers(client):
+    """specs/web.md §Safety: the headers are on every response, whatever made
+    it (one middleware): a page, Starlette's own 404 and 405, an event
+    stream's 404, a static file and a missing one, the JSON's 404."""
+    from arbiter.web.app import SAFETY_HEADERS
+
+    answers = [client.get(url) for url in ("/", "/no/such/page", "/events/tournament/999",
+                                             "/static/arbiter.css", "/static/nope.css",
+                                             "/favicon.ico", "/api/tournament/999")]
+    answers.append(client.post("/"))
+    assert [a.status_code for a in answers] == [200, 404, 404, 200, 404, 200, 404, 405]
+    for answer in answers:
+        assert {k.lower(): v for k, v in SAFETY_HEADERS.items()}.items() <= answer.headers.items()
+
+
 def test_peers_text_is_escaped_everywhere(client):
     """Every page reachable from the index, and its JSON twin: the markup in
     an engine's name, a tag and a detail is never there unescaped (and

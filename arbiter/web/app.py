@@ -26,7 +26,9 @@ from typing import Any
 import anyio
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.datastructures import MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import (
     HTMLResponse,
@@ -206,16 +208,35 @@ SAFETY_HEADERS = {
 }
 
 
+class SafetyHeaders:
+    """ASGI middleware: every HTTP response of the view, whatever made it (a
+    page, an event stream, a static file, a 404 of Starlette's own), gets the
+    :data:`SAFETY_HEADERS`, at its start, in one place (a streamed response
+    is never buffered for it)."""
+
+    def __init__(self, app: Any):
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(scope=message).update(SAFETY_HEADERS)
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 def _guarded(handler: Callable[..., Response], **fixed: Any) -> Callable[[Request], Response]:
-    """``handler`` with :class:`NotFound` as a short 404 (JSON under ``/api``)
-    and the :data:`SAFETY_HEADERS`."""
+    """``handler`` with :class:`NotFound` as a short 404 (JSON under ``/api``)."""
     def endpoint(request: Request) -> Response:
         try:
-            response = handler(request, **fixed)
+            return handler(request, **fixed)
         except NotFound as exc:
-            response = _not_found(request, str(exc))
-        response.headers.update(SAFETY_HEADERS)
-        return response
+            return _not_found(request, str(exc))
     return endpoint
 
 
@@ -229,11 +250,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's own errors (no such route, a method not allowed), short."""
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
-        response = _not_found(request, "no such page")
-    else:
-        response = PlainTextResponse(f"{exc.detail}\n", status_code=exc.status_code, headers=exc.headers)
-    response.headers.update(SAFETY_HEADERS)
-    return response
+        return _not_found(request, "no such page")
+    return PlainTextResponse(f"{exc.detail}\n", status_code=exc.status_code, headers=exc.headers)
 
 
 def _events(feed: Feed, topic: Callable[[Request], Hashable]) -> Callable[[Request], Any]:
@@ -253,7 +271,6 @@ def _events(feed: Feed, topic: Callable[[Request], Hashable]) -> Callable[[Reque
             else:
                 response = StreamingResponse(_stream(feed, subject, first), media_type="text/event-stream",
                                              headers={"Cache-Control": "no-store"})
-        response.headers.update(SAFETY_HEADERS)
         return response
     return endpoint
 
@@ -299,7 +316,6 @@ def _static(files: dict[str, tuple[bytes, str, str]], fixed: str | None = None
             body, media_type, _ = files[name]
             response = Response(body, media_type=media_type,
                                 headers={"Cache-Control": f"max-age={STATIC_MAX_AGE}"})
-        response.headers.update(SAFETY_HEADERS)
         return response
     return endpoint
 
@@ -343,7 +359,8 @@ def create_app(db: str | Path) -> Starlette:
             yield
             tasks.cancel_scope.cancel()
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error}, lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error}, lifespan=lifespan,
+                    middleware=[Middleware(SafetyHeaders)])
     app.state.reader = reader
     app.state.feed = feed
     return app
