@@ -30,6 +30,7 @@ Figures and their history: bench/README.md §Worker processes.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sqlite3
@@ -54,6 +55,8 @@ sys.argv = ["arbiter"] + sys.argv[1:]
 runpy.run_module("arbiter", run_name="__main__", alter_sys=True)
 """
 
+_CASES = itertools.count(1)
+
 #: Seconds one case may run: a guard against a hang, not a measure.
 CASE_LIMIT = 1800
 
@@ -75,7 +78,7 @@ def percentile(values: list[float], q: float) -> float:
 def run_case(game: str, tc: str, games: int, concurrency: int, workers: str,
              folder: str) -> dict[str, object]:
     """One ``arbiter match`` process; its figures."""
-    db = os.path.join(folder, f"c{concurrency}-w{workers}-g{games}.db")
+    db = os.path.join(folder, f"c{concurrency}-w{workers}-g{games}-{next(_CASES)}.db")  # a fresh file each
     cpu_out = db + ".cpu"
     env = dict(os.environ, CPU_OUT=cpu_out,
                PYTHONPATH=ROOT + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
