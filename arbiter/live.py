@@ -146,15 +146,20 @@ class LiveGames:
         self._clear = False
         return rows, gone, clear
 
-    async def keep_written(self, interval: float = LIVE_INTERVAL) -> None:
-        """Write what changed every ``interval`` seconds, until cancelled."""
+    async def keep_written(self, interval: float = LIVE_INTERVAL, *, in_thread: bool = True) -> None:
+        """Write what changed every ``interval`` seconds, until cancelled: in a
+        worker thread (``in_thread``: engines are timed on this loop), or at once."""
         import trio
 
         while True:
             await trio.sleep(interval)
             rows, gone, clear = self._batch()
-            if rows or gone or clear:
+            if not (rows or gone or clear):
+                continue
+            if in_thread:
                 await trio.to_thread.run_sync(self.write, rows, gone, clear)
+            else:
+                self.write(rows, gone, clear)
 
     # -- in a worker thread -------------------------------------------------------
 

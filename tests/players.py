@@ -17,6 +17,7 @@ class FixedRecords:
     def __init__(self, slots: int = 1, max_batch: int = 3):
         self.slots = slots
         self.max_batch = max_batch
+        self.plays_here = False
         self.handed: list[list[list[str]]] = []
 
     def describe(self) -> str:

@@ -135,6 +135,7 @@ class ClusterPlayer:
                          "stall_ms": config.stall_ms, "restart": config.restart,
                          "resign": config.resign, "draw": config.draw}
         self.slots = max(1, config.concurrency)
+        self.plays_here = False  # engines are timed on the workers
         self.tag = uuid.uuid4().hex[:12]
         #: the Dask Events every batch of this run watches: stop its games;
         #: begin no further pair (an SPRT decision)

@@ -61,7 +61,7 @@ from .pending import PendingGames
 from .plan import plan_for
 from .player import BatchEnd, LivePly, Player, PlayerError
 
-__all__ = ["Coordinator", "STANDINGS_INTERVAL", "LOSSES_ALLOWED"]
+__all__ = ["Coordinator", "STANDINGS_INTERVAL", "STORE_WINDOW", "LOSSES_ALLOWED"]
 
 _T = TypeVar("_T")
 
@@ -72,6 +72,15 @@ _T = TypeVar("_T")
 #: them at every game (two engines: cheap), so that a decision stops the run
 #: at once.
 STANDINGS_INTERVAL = 0.2
+#: Seconds games reported by a player that plays elsewhere (worker processes,
+#: a cluster) wait to be stored with those that come after them, in one
+#: transaction: a commit costs the coordinator as much as a few games'
+#: inserts, so at a hundred games a second a transaction per game would be
+#: most of its work (bench/README.md §Worker processes).  A viewer sees a
+#: game 50 ms later at most; a coordinator killed meanwhile loses at most
+#: these games, which a resume plays again (each game is stored once still).
+#: Games played on the run's own loop are stored at once (in a thread).
+STORE_WINDOW = 0.05
 #: Workers a game may be lost with (handed back unplayed) before the run
 #: aborts: one lost worker is bad luck (the machine's memory, a kill), three
 #: in a row on the same game point at the game's own engines.
@@ -118,6 +127,9 @@ class Coordinator:
         self._stop_reason = ""  # why the run was stopped early (stop(), drain())
         self._busy = 0  # takers with a batch in play
         self._more = trio.Event()  # set when a batch ends: waiting takers look again
+        self._queued: list[tuple[ScheduledGame, GameRecord]] = []  # reported, to store (STORE_WINDOW)
+        self._flush_soon = False  # a flush of them is scheduled
+        self._nursery: trio.Nursery | None = None
         self._losses: dict[str, int] = {}  # key -> workers lost while playing it
         self._failed_once: set[str] = set()  # keys whose handshake failed once
         #: the PGN file could not be appended to: it is left alone from then on
@@ -187,9 +199,11 @@ class Coordinator:
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
+                self._nursery = nursery
                 nursery.start_soon(self._tick)
-                nursery.start_soon(self.live.keep_written)
+                nursery.start_soon(functools.partial(self.live.keep_written, in_thread=self.player.plays_here))
                 await self._play_all()
+                await self._flush()
                 nursery.cancel_scope.cancel()
         except BaseException as exc:  # cancelled from outside (a second Ctrl-C), or a bug: the
             # stored status says how the run ended all the same, never `running`
@@ -207,6 +221,8 @@ class Coordinator:
         return result
 
     async def _finish(self) -> RunResult:
+        self._nursery = None
+        await self._flush()  # games reported and not stored yet (a stop, an abort) are kept
         self.standings = self._tally.standings(self.sprt)  # the last batch's may be a moment old
         self._check_sprt()
         abandoned = sorted(self.running, key=lambda k: self.running[k].seq)
@@ -290,7 +306,7 @@ class Coordinator:
         while not (self._abort or self._interrupted):
             pairs = self.pending.take(self.player.max_batch, takers, takers - self._busy)
             if not pairs:
-                if not (self.plan.growing and self.running and not self._drained):
+                if not (self.plan.growing and (self.running or self._queued) and not self._drained):
                     return
                 await self._more.wait()  # a round in progress: its results pair the next
                 continue
@@ -305,8 +321,7 @@ class Coordinator:
             finally:
                 self._busy -= 1
             await self._ended(end)
-            self._more.set()  # an idle taker looks again (a new round, or the end)
-            self._more = trio.Event()
+            self._wake_takers()
 
     async def _ended(self, end: BatchEnd) -> None:
         for game in end.skipped:
@@ -343,12 +358,43 @@ class Coordinator:
         self.live.moved(key, plies)
 
     async def finished(self, played: Sequence[tuple[ScheduledGame, GameRecord]]) -> None:
+        """Store games: at once when engines are timed on this loop (in a
+        worker thread), else with those that arrive within
+        :data:`STORE_WINDOW` (one transaction for them all); every game
+        reported is stored before the run ends (:meth:`_flush`)."""
+        if not played:
+            return
+        if self.player.plays_here:
+            await self._keep(played)
+            return
+        self._queued.extend(played)
+        if not self._flush_soon and self._nursery is not None:
+            self._flush_soon = True
+            self._nursery.start_soon(self._flush_after, STORE_WINDOW)
+
+    async def _flush_after(self, seconds: float) -> None:
+        await trio.sleep(seconds)
+        await self._flush()
+
+    async def _flush(self) -> None:
+        """Store the games queued by :meth:`finished`, whatever happens
+        meanwhile (shielded)."""
+        with trio.CancelScope(shield=True):
+            self._flush_soon = False
+            played, self._queued = self._queued, []
+            if played:
+                await self._keep(played)
+            self._wake_takers()
+
+    def _wake_takers(self) -> None:
+        self._more.set()  # an idle taker looks again (a new round, or the end)
+        self._more = trio.Event()
+
+    async def _keep(self, played: Sequence[tuple[ScheduledGame, GameRecord]]) -> None:
         """Store games in one transaction (a key already stored is skipped and
         said), whatever happens meanwhile (shielded); then the standings (at
         most every :data:`STANDINGS_INTERVAL` without an SPRT) and the
         display.  A database that failed aborts the run."""
-        if not played:
-            return
         with trio.CancelScope(shield=True):
             what = f"storing game {played[0][0].key}" if len(played) == 1 else f"storing {len(played)} games"
             stored = await self._write(what, self._store_games, played)
@@ -407,14 +453,18 @@ class Coordinator:
     # -- the database ------------------------------------------------------------
 
     async def _write(self, what: str, write: Callable[..., _T], *args: Any) -> _T | None:
-        """``write(*args)`` in a thread.  A database that fails (locked beyond
+        """``write(*args)``, in a thread when engines are timed on this loop
+        (:attr:`Player.plays_here`).  A database that fails (locked beyond
         the busy timeout, a full disk, an I/O error) aborts the run cleanly
         instead of crashing it: the games stored before stay, and a resume
         plays the rest.  A database deleted or replaced since the run opened
         it aborts it too (nothing is written into a file nobody can read).
         None if it failed."""
         try:
-            return await trio.to_thread.run_sync(write, *args)
+            if self.player.plays_here:
+                return await trio.to_thread.run_sync(write, *args)
+            await trio.lowlevel.checkpoint()
+            return write(*args)
         except DatabaseGoneError as exc:
             self._fatal(f"{exc} (noticed while {what}): nothing more is written to it (it would "
                         "go to a file nobody reads) and the run stops; the games it stored went "

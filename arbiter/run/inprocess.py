@@ -24,6 +24,7 @@ class InProcessPlayer:
     remote engines take part)."""
 
     max_batch = 1
+    plays_here = True
 
     def __init__(self, config: Any, *, source: EngineSource = LOCAL,
                  timeouts: EngineTimeouts | None = None, startups: int | None = None):

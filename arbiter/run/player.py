@@ -81,6 +81,10 @@ class Player(Protocol):
     """Plays the game pairs a coordinator hands it.
 
     :attr:`slots`: how many batches it plays at once (the run's concurrency).
+    :attr:`plays_here`: whether engines are timed on the run's own event loop
+    (then the coordinator writes the database from a worker thread, so that a
+    slow disk never delays an engine's clock; else it writes at once: a
+    thread's hop costs more than a game's write, bench/README.md §Worker processes).
     :attr:`max_batch`: the most game pairs one batch may hold now (read at
     each take; more than one only where a batch's fixed cost matters).
     :meth:`session` is entered once around the whole run (starting worker
@@ -95,6 +99,7 @@ class Player(Protocol):
 
     slots: int
     max_batch: int
+    plays_here: bool
 
     def session(self, reporter: Reporter) -> AbstractAsyncContextManager[None]: ...
 

@@ -101,6 +101,7 @@ class ProcessPlayer:
     """Plays a run's batches in ``workers`` local worker processes."""
 
     max_batch = 1
+    plays_here = False
 
     def __init__(self, config: Any, workers: int, *, timeouts: EngineTimeouts | None = None):
         self.config = config
