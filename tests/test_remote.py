@@ -25,16 +25,8 @@ import trio
 import trio.testing
 from bad_engines.harness import FAST, processes_with
 from cli import PROCESS_TIMEOUT, ListeningLog, invoke, start
-from test_server import (
-    FAULTS,
-    HELD_ENGINE,
-    _connect,
-    _frames_until_eof,
-    _Server,
-    _token,
-    _wait_gone,
-    spec,
-)
+from server_peers import FAULTS, Server, add_token, connect, frames_until_eof, spec, wait_gone
+from test_server import HELD_ENGINE
 
 from arbiter.cli.records import ARENA_FORMAT as CLI_ARENA_FORMAT
 from arbiter.config import TournamentConfig
@@ -161,7 +153,7 @@ def test_remote_engine_in_round_robin(tmp_path: Path) -> None:
     connection at its end; nothing is left on either side."""
     db = tmp_path / "r.db"
     tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
-    token = _token(db, "bob")
+    token = add_token(db, "bob")
     run = _Run("tournament", "-g", "troll", "-e", spec("ra", tag), "-e", spec("rb", tag),
                "-e", "remote:bob", "--tc", TC, "--db", db, tag=tag)
     client = run.connect(token, spec("bob", tag), tag)
@@ -170,7 +162,7 @@ def test_remote_engine_in_round_robin(tmp_path: Path) -> None:
     assert "bob (bob) connected" in err
     _, client_err = client.communicate(timeout=PROCESS_TIMEOUT)
     assert client.returncode == 0 and "the server closed the connection" in client_err
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
     (tournament,) = _rows(db, "select * from tournaments")
     assert (tournament["status"], tournament["format"]) == ("finished", "round-robin")
@@ -205,7 +197,7 @@ def test_a_match_with_a_remote_engine_over_tls(tmp_path: Path) -> None:
     ca.cert_pem.write_to_path(str(ca_file))
     db = tmp_path / "r.db"
     tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
-    token = _token(db, "bob")
+    token = add_token(db, "bob")
     run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--tc", TC, "--db", db,
                "--tls-cert", cert_file, "--tls-key", key_file, tag=tag)
     plain = run.connect(token, spec("bob", tag), tag)
@@ -220,7 +212,7 @@ def test_a_match_with_a_remote_engine_over_tls(tmp_path: Path) -> None:
     assert client.returncode == 0 and "the server closed the connection" in client_err
     games = _rows(db, "select white, black, plies from games")
     assert sorted((g["white"], g["black"]) for g in games) == [("bob", "ra"), ("ra", "bob")]
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 def test_a_remote_run_off_loopback_needs_tls_or_insecure(tmp_path: Path) -> None:
@@ -254,13 +246,13 @@ def test_wait_expires_and_a_wrong_token_is_refused(tmp_path: Path) -> None:
     tournament is left behind."""
     db = tmp_path / "r.db"
     tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
-    _token(db, "bob")
+    add_token(db, "bob")
     run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--tc", TC, "--db", db,
                "--wait-engines", REFUSED_WAIT, tag=tag)
     conn = WireConnection(CLIENT)
     with socket.create_connection(("127.0.0.1", run.port)) as sock:
         sock.sendall(conn.send(wire.Hello(wire.WIRE_VERSION, "bob.wrong", "bob", "raw")))
-        conn.receive_data(_frames_until_eof(sock))
+        conn.receive_data(frames_until_eof(sock))
     assert conn.next_event() == wire.Refusal("unknown or revoked token")
     status, _, err = run.wait()
     assert status == 1, err
@@ -269,13 +261,13 @@ def test_wait_expires_and_a_wrong_token_is_refused(tmp_path: Path) -> None:
             in err)
     assert "Traceback" not in err
     assert _rows(db, "select * from tournaments") == []
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 def test_wait_expires_in_process(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
-    _token(db, "bob")
-    _token(db, "carol")
+    add_token(db, "bob")
+    add_token(db, "carol")
     run = invoke("tournament", "-g", "troll", "-e", "remote:bob", "-e", "remote:carol",
                  "-e", spec("ra", "x"), "--db", db, "--listen", "127.0.0.1:0",
                  "--wait-engines", "0.2")
@@ -294,7 +286,7 @@ def test_remote_engine_lost_mid_game_is_waited_for_again(tmp_path: Path) -> None
     held = tmp_path / "held.py"
     held.write_text(HELD_ENGINE)
     mark, gate = tmp_path / "mark", tmp_path / "gate"
-    token = _token(db, "bob")
+    token = add_token(db, "bob")
     # the cut game lasts until bob's clock runs out: a short one (test_server.SHORT_ARENA)
     run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--tc", "3+0.1", "--games", "2",
                "--db", db, tag=tag)
@@ -327,7 +319,7 @@ def test_remote_engine_lost_mid_game_is_waited_for_again(tmp_path: Path) -> None
     assert cut["termination"] == "disconnect", cut
     assert cut["result"] == ("0-1" if cut["white"] == "bob" else "1-0"), cut
     assert games[1]["termination"] not in (*FAULTS, "disconnect"), games[1]
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
 
 
 def test_interrupted_while_waiting(tmp_path: Path) -> None:
@@ -335,7 +327,7 @@ def test_interrupted_while_waiting(tmp_path: Path) -> None:
     nothing made."""
     db = tmp_path / "r.db"
     tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
-    _token(db, "bob")
+    add_token(db, "bob")
     run = _Run("match", "troll", "remote:bob", spec("ra", tag), "--db", db, tag=tag)
     run.proc.send_signal(signal.SIGINT)
     status, _, err = run.wait()
@@ -354,14 +346,14 @@ def test_arena_standings_and_export(tmp_path: Path) -> None:
     `standings --arena NAME` and `export --arena NAME` select an arena by its name."""
     db = tmp_path / "server.db"
     tag = f"arbiter-remote-test-{uuid.uuid4().hex}"
-    alice, bob = _token(db, "alice"), _token(db, "bob")
-    server = _Server(db, tag, arena=f"game=troll tc={TC} name=blitz")
-    clients = [_connect(server, alice, "ra", tag), _connect(server, bob, "rb", tag)]
+    alice, bob = add_token(db, "alice"), add_token(db, "bob")
+    server = Server(db, tag, arena=f"game=troll tc={TC} name=blitz")
+    clients = [connect(server, alice, "ra", tag), connect(server, bob, "rb", tag)]
     try:
         server.wait_games(1)
     finally:
         server.interrupt(clients)
-    assert _wait_gone(tag) == []
+    assert wait_gone(tag) == []
     played = len(server.games())
 
     table = invoke("standings", "--db", db, "--arena", "blitz", "--json")
