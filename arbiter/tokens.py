@@ -12,7 +12,9 @@ or prints a token; :meth:`TokenStore.add` returns it once.
 
 The table is the only one this module touches (created when missing, next to
 the store's tables, which it leaves alone), through the standard library's
-``sqlite3``.
+``sqlite3``.  A :class:`TokenStore` may be used from several threads (the
+server checks tokens off its event loop): its connection is shared under a
+lock, and a check's derivation runs outside it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import hmac
 import re
 import secrets
 import sqlite3
+import threading
 from pathlib import Path
 
 __all__ = ["TOKEN_ITERATIONS", "TokenError", "TokenStore", "valid_name"]
@@ -72,19 +75,23 @@ def valid_name(name: str) -> bool:
 
 
 class TokenStore:
-    """The ``tokens`` table of the database at ``path`` (made if missing)."""
+    """The ``tokens`` table of the database at ``path`` (made if missing);
+    safe to use from several threads."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._lock = threading.Lock()  # one statement at a time on the shared connection
         try:
-            self._db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT)
+            self._db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT,
+                                       check_same_thread=False)
             with self._db:
                 self._db.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise TokenError(f"{self.path}: not a usable SQLite database ({exc})") from None
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def __enter__(self) -> TokenStore:
         return self
@@ -101,7 +108,7 @@ class TokenStore:
         salt = secrets.token_bytes(SALT_BYTES)
         row = (name, salt.hex(), _derive(secret, salt, TOKEN_ITERATIONS).hex(),
                TOKEN_ITERATIONS, _now())
-        with self._db:
+        with self._lock, self._db:
             taken = self._db.execute("select revoked from tokens where name = ?",
                                      (name,)).fetchone()
             if taken is not None and taken[0] is None:
@@ -111,7 +118,7 @@ class TokenStore:
         return f"{name}.{secret}"
 
     def revoke(self, name: str) -> None:
-        with self._db:
+        with self._lock, self._db:
             done = self._db.execute("update tokens set revoked = ? where name = ? and "
                                     "revoked is null", (_now(), name)).rowcount
         if not done:
@@ -119,17 +126,22 @@ class TokenStore:
 
     def list(self) -> list[dict[str, str | None]]:
         """Every token's name, creation and revocation time (None: active), by name."""
-        rows = self._db.execute("select name, created, revoked from tokens order by name")
+        with self._lock:
+            rows = self._db.execute("select name, created, revoked from tokens "
+                                    "order by name").fetchall()
         return [{"name": name, "created": created, "revoked": revoked}
                 for name, created, revoked in rows]
 
     def verify(self, token: str) -> str | None:
-        """The name of ``token`` if it is a valid, unrevoked token; else None."""
+        """The name of ``token`` if it is a valid, unrevoked token; else None.
+        The derivation (the check's cost) runs outside the lock: checks in
+        several threads run side by side."""
         name, _, secret = token.partition(".")
         row = None
         if valid_name(name):
-            row = self._db.execute("select salt, hash, iterations, revoked from tokens "
-                                   "where name = ?", (name,)).fetchone()
+            with self._lock:
+                row = self._db.execute("select salt, hash, iterations, revoked from tokens "
+                                       "where name = ?", (name,)).fetchone()
         if row is None:
             _derive(secret, _DUMMY_SALT, TOKEN_ITERATIONS)  # the same work as a known name
             return None
