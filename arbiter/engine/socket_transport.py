@@ -229,7 +229,7 @@ class SocketTransport:
         """Close the connection (a ``close`` frame giving ``reason``, one of
         :data:`protocol.wire.REASONS`, if it is still open) and wait, within
         a bound, for :meth:`run` to end."""
-        self._end("was disconnected by the server", close=reason)
+        self._end(f"was disconnected by the server ({reason})", close=reason)
         with trio.move_on_after(2 * CLOSE_SEND_TIMEOUT):
             await self._finished.wait()
 
