@@ -65,6 +65,12 @@ class _Peer:
 
     def accept(self) -> wire.Hello:
         """The client's next connection, its hello read and welcomed."""
+        hello = self.accept_hello()
+        self.send(wire.Welcome(wire.WIRE_VERSION, "session", 5000, False))
+        return hello
+
+    def accept_hello(self) -> wire.Hello:
+        """The client's next connection and its hello, not answered yet."""
         if self.sock is not None:
             self.sock.close()
         self.sock, _ = self.listener.accept()
@@ -72,7 +78,6 @@ class _Peer:
         self.conn = WireConnection(SERVER)
         hello = self.frame()
         assert isinstance(hello, wire.Hello)
-        self.send(wire.Welcome(wire.WIRE_VERSION, "session", 5000, False))
         return hello
 
     def send(self, *frames: wire.Frame) -> None:
@@ -219,6 +224,54 @@ def test_a_dropped_connection_is_made_again_with_a_fresh_engine() -> None:
         _, err = client.communicate(timeout=PROCESS_TIMEOUT)
         assert client.returncode == 0, err
         assert "reconnecting" in err and "the server closed the connection (done)" in err
+    finally:
+        if client.poll() is None:
+            client.kill()
+        peer.close()
+    assert _wait_gone(tag) == []
+
+
+def test_a_close_for_a_reason_that_is_not_final_is_connected_again() -> None:
+    """specs/wire.md §Reasons: the server closes the connection for its
+    engine's fault (``fault``, not final): the client connects again with a
+    fresh engine; then for the server's stop (final): it ends, exit 0."""
+    tag, peer = _tag(), _Peer()
+    client = _connect(peer, f"cmd='{PY} -m sample_engines.random'", tag)
+    try:
+        peer.accept()
+        peer.send(wire.Lines(["ugi"]))
+        peer.lines_until("ugiok")
+        peer.send(wire.Close(wire.FAULT.text("no readyok within 23 s of isready")))
+        peer.accept()  # the client is back, with a new engine
+        peer.send(wire.Lines(["ugi"]))
+        peer.lines_until("ugiok")
+        peer.send(wire.Close(wire.STOP.text()))
+        _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+        assert client.returncode == 0, err
+        assert "(engine fault: no readyok within 23 s of isready); reconnecting" in err, err
+        assert "the server closed the connection (the server stops)" in err, err
+    finally:
+        if client.poll() is None:
+            client.kill()
+        peer.close()
+    assert _wait_gone(tag) == []
+
+
+def test_a_refusal_for_a_reason_that_is_not_final_is_tried_again() -> None:
+    """specs/wire.md §Reasons: a hello refused because the name is taken now
+    (``name-taken``, not final) is tried again after the backoff; one refused
+    for its token (final) ends the client, exit 1 with the reason."""
+    tag, peer = _tag(), _Peer()
+    client = _connect(peer, f"cmd='{PY} -m sample_engines.random'", tag)
+    try:
+        peer.accept_hello()
+        peer.send(wire.Refusal(wire.NAME_TAKEN.text("'rc' is connected already")))
+        peer.accept_hello()
+        peer.send(wire.Refusal(wire.TOKEN.text()))
+        _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+        assert client.returncode == 1, err
+        assert "refused: an engine named 'rc' is connected already; trying again in" in err, err
+        assert "refused: unknown or revoked token" in err, err
     finally:
         if client.poll() is None:
             client.kill()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from cli import invoke
@@ -96,3 +97,14 @@ def test_a_file_that_is_no_database_is_one_clear_error(tmp_path):
         TokenStore(bad)
     run = invoke("token", "list", "--db", bad)
     assert run.returncode == 2 and "not a usable SQLite database" in run.stderr
+
+
+def test_tokens_are_checked_from_worker_threads_side_by_side(tmp_path):
+    """specs/wire.md §Authentication: the server checks tokens in worker
+    threads, off the loop that times the engines; one store serves checks
+    from several threads at once."""
+    with TokenStore(tmp_path / "a.db") as tokens:
+        secrets = {name: tokens.add(name) for name in ("alice", "bob", "carol")}
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            checked = list(pool.map(tokens.verify, [*secrets.values(), "alice.wrong"] * 4))
+    assert checked == ["alice", "bob", "carol", None] * 4
