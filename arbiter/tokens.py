@@ -7,7 +7,11 @@ PBKDF2-HMAC-SHA256 of the secret, never the secret.  The secret is 256
 random bits, so the derivation's cost is not what protects it; a cheap one
 (:data:`TOKEN_ITERATIONS`) keeps every unauthenticated ``hello`` from being a
 CPU lever on the server.  :meth:`TokenStore.verify` compares in constant
-time and spends the same derivation on an unknown name.  Nothing here logs
+time and spends the same derivation on an unknown name.  A secret that
+checked is remembered in memory for its row (:data:`CHECKED_KEEP` of them,
+as a digest bound to the row's salt and hash: a new token for the name is
+another row), so that a token holder's hellos cost a fast hash, not a
+derivation each; the ``revoked`` column is read at every check.  Nothing here logs
 or prints a token; :meth:`TokenStore.add` returns it once.
 
 The table is the only one this module touches (created when missing, next to
@@ -26,6 +30,7 @@ import re
 import secrets
 import sqlite3
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 __all__ = ["TOKEN_ITERATIONS", "TokenError", "TokenStore", "valid_name"]
@@ -41,6 +46,9 @@ SALT_BYTES = 16
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: How long a command waits for another writer of the database (seconds).
 BUSY_TIMEOUT = 30.0
+#: Secrets that checked, remembered (digests, the least recent dropped first):
+#: a server's tokens' engines at once, with room
+CHECKED_KEEP = 1024
 
 _SCHEMA = """
 create table if not exists tokens (
@@ -81,6 +89,7 @@ class TokenStore:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._lock = threading.Lock()  # one statement at a time on the shared connection
+        self._checked: OrderedDict[bytes, None] = OrderedDict()  # under the lock too
         try:
             self._db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT,
                                        check_same_thread=False)
@@ -146,6 +155,17 @@ class TokenStore:
             _derive(secret, _DUMMY_SALT, TOKEN_ITERATIONS)  # the same work as a known name
             return None
         salt, stored, iterations, revoked = row
-        matches = hmac.compare_digest(_derive(secret, bytes.fromhex(salt), iterations),
-                                      bytes.fromhex(stored))
+        seen = hashlib.sha256(f"{salt}.{stored}.{secret}".encode()).digest()
+        with self._lock:
+            matches = seen in self._checked
+            if matches:
+                self._checked.move_to_end(seen)
+        if not matches:
+            matches = hmac.compare_digest(_derive(secret, bytes.fromhex(salt), iterations),
+                                          bytes.fromhex(stored))
+            if matches:
+                with self._lock:
+                    self._checked[seen] = None
+                    if len(self._checked) > CHECKED_KEEP:
+                        self._checked.popitem(last=False)
         return name if matches and revoked is None else None

@@ -373,8 +373,8 @@ async def test_a_slow_token_check_does_not_hold_the_loop(tmp_path: Path) -> None
 
 async def test_token_checks_of_one_source_are_paced_across_its_connections(
         autojump_clock: trio.abc.Clock) -> None:
-    """specs/wire.md §Authentication: twenty failing checks of one source at
-    once: AUTH_FAILURES_FREE at once (a check in flight counts as a possible
+    """specs/wire.md §Authentication: twenty failing hellos of one source at
+    once: AUTH_FAILURES_FREE checks at once (a check in flight counts as a possible
     failure), then one per AUTH_FAILURE_DELAY, as long as the turn is within
     AUTH_WAIT_LIMIT; the rest refused unchecked.  Another source is not slowed."""
     gate = SourceGate()
@@ -384,10 +384,10 @@ async def test_token_checks_of_one_source_are_paced_across_its_connections(
 
     async def guess(source: str) -> None:
         try:
-            async with gate.check(source) as check:
+            async with gate.check(source):
                 started.append(trio.current_time() - began)
                 await trio.sleep(0.004)  # a derivation's time
-                check.failed()
+            gate.failed(source)  # refused: told in the step the check ends
         except Throttled as exc:
             throttled.append(str(exc))
 

@@ -108,3 +108,22 @@ def test_tokens_are_checked_from_worker_threads_side_by_side(tmp_path):
         with ThreadPoolExecutor(max_workers=3) as pool:
             checked = list(pool.map(tokens.verify, [*secrets.values(), "alice.wrong"] * 4))
     assert checked == ["alice", "bob", "carol", None] * 4
+
+
+def test_a_checked_secret_is_not_derived_again_and_revocation_still_counts(tmp_path):
+    """specs/wire.md §Authentication: a secret that checked is remembered
+    for its row, so a token holder's hellos cost no derivation each; the
+    revocation is read at every check, and a new token for the name is
+    another row."""
+    with TokenStore(tmp_path / "a.db") as tokens:
+        token = tokens.add("alice")
+        assert tokens.verify(token) == "alice"
+        with sqlite3.connect(tmp_path / "a.db") as db:  # a derivation would now fail loudly
+            db.execute("update tokens set iterations = 0 where name = 'alice'")
+        assert tokens.verify(token) == "alice"
+        with pytest.raises(ValueError):  # (0 iterations: what deriving would raise)
+            tokens.verify("alice.another")
+        tokens.revoke("alice")
+        assert tokens.verify(token) is None
+        fresh = tokens.add("alice")
+        assert tokens.verify(token) is None and tokens.verify(fresh) == "alice"

@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 import trio
 
 from arbiter.engine import Engine, EngineConfig, EngineError, EngineTimeouts
-from arbiter.engine.socket_transport import RESUME_HANDSHAKE_TIMEOUT, SocketTransport, close_stream
+from arbiter.engine.socket_transport import (
+    RESUME_HANDSHAKE_TIMEOUT,
+    SocketTransport,
+    close_stream,
+    write_now,
+)
 from arbiter.server.client import RECONNECT_MAX_DELAY
 from arbiter.server.gate import SourceGate, Throttled, Unanswered
 from arbiter.tokens import TokenStore, valid_name
@@ -233,8 +238,9 @@ class Listener:
                 return
             unanswered = self.gate.admit(source)
             if unanswered is None:
-                self.log(f"{address}: refused: {wire.MAX_UNANSWERED_PER_SOURCE} connections "
-                         f"of {source} wait for their hello's answer")
+                self._log_turned_away(source, f"{address}: refused: "
+                                      f"{wire.MAX_UNANSWERED_PER_SOURCE} connections of "
+                                      f"{source} wait for their hello's answer")
                 await _close_at_once(stream, wire.SOURCE_FULL.text(
                     f"{source} ({wire.MAX_UNANSWERED_PER_SOURCE}): try again later"))
                 return
@@ -251,13 +257,15 @@ class Listener:
         try:
             with trio.fail_after(wire.HANDSHAKE_TIMEOUT):
                 hello = await _read_hello(stream, conn)
-            token, detached = await self._authenticate(hello, unanswered.source)
+            source = unanswered.source
+            token, detached = await self._authenticate(hello, source)
         except trio.TooSlowError:
-            self.log(f"{address}: no hello within {wire.HANDSHAKE_TIMEOUT:g} s")
+            self._log_turned_away(unanswered.source,
+                                  f"{address}: no hello within {wire.HANDSHAKE_TIMEOUT:g} s")
             await _send_quietly(stream, conn.send(wire.Close(wire.NO_HELLO.text())))
             return
         except _Refused as refused:
-            self.log(f"{address}: refused: {refused.reason}")
+            self._log_turned_away(unanswered.source, f"{address}: refused: {refused.reason}")
             frame = (wire.Refusal(refused.reason) if conn.state is wire.WireState.AUTHENTICATING
                      else wire.Close(refused.reason))
             try:
@@ -274,9 +282,16 @@ class Listener:
             session = secrets.token_urlsafe(16)
             await stream.send_all(conn.send(wire.Welcome(
                 wire.WIRE_VERSION, session, int(wire.HEARTBEAT_INTERVAL * 1000), False)))
-            await self._hold(stream, conn, token, hello, session)
+            await self._hold(stream, conn, token, hello, session, source)
         finally:
             self.registry.unreserve(token, hello.name)
+
+    def _log_turned_away(self, source: str, text: str) -> None:
+        """A line about a connection that did not get in, unless ``source``
+        had one within :data:`~arbiter.server.gate.LOG_INTERVAL` (counted instead)."""
+        skipped = self.gate.loggable(source)
+        if skipped is not None:
+            self.log(f"{text} ({skipped} more of {source} not logged since)" if skipped else text)
 
     async def _resume(self, stream: trio.abc.Stream, conn: WireConnection, remote: Remote) -> None:
         """``remote`` came back while its game goes on: the game is its again
@@ -298,7 +313,7 @@ class Listener:
                 await over.wait()
 
     async def _hold(self, stream: trio.abc.Stream, conn: WireConnection, token: str,
-                    hello: wire.Hello, session: str) -> None:
+                    hello: wire.Hello, session: str, source: str) -> None:
         """The authenticated connection as an engine, in the registry until
         released; its ``close`` gives the reason it was released for, or that
         the server stops."""
@@ -311,8 +326,9 @@ class Listener:
             nursery.start_soon(transport.run)
             try:
                 await engine.handshake()
-            except EngineError as exc:
-                self.log(f"{hello.name} ({token}): {exc}")
+            except EngineError as exc:  # a hello for nothing: it counts for the source's pace
+                self.gate.failed(source)
+                self.log(f"{hello.name} ({token}): {exc}")  # (one per paced hello: not limited)
                 await transport.aclose(fault_reason(engine, exc.reason))
                 return
             nursery.start_soon(_release_at_end, remote)
@@ -356,13 +372,20 @@ class Listener:
         if problem is not None:
             raise _Refused(problem)
         try:
-            async with self.gate.check(source) as check:
+            async with self.gate.check(source):
                 token = await trio.to_thread.run_sync(self.tokens.verify, hello.token,
                                                       limiter=self._checkers)
-                if token is None:
-                    check.failed()
         except Throttled as exc:
             raise _Refused(wire.THROTTLED.text(f"{source}: {exc}")) from None
+        try:
+            return self._admit(hello, token)
+        except _Refused:
+            self.gate.failed(source)
+            raise
+
+    def _admit(self, hello: wire.Hello, token: str | None) -> tuple[str, Remote | None]:
+        """:meth:`_authenticate`'s checks after the token's, and the
+        reservation, in one step (no await: no other hello runs between)."""
         if token is None:
             raise _Refused(wire.TOKEN.text())
         if not valid_name(hello.name):
@@ -417,9 +440,14 @@ async def _close_at_once(stream: trio.abc.Stream, reason: str) -> None:
 
 
 async def _send_quietly(stream: trio.abc.Stream, data: bytes) -> None:
+    """``data`` to a connection on its way out, within :data:`REFUSAL_SEND_TIMEOUT`
+    (at once on a plain TCP socket that takes it: no timer, no scheduler pass)."""
+    sent = write_now(stream, data)
+    if sent == len(data):
+        return
     with trio.move_on_after(REFUSAL_SEND_TIMEOUT):
         try:
-            await stream.send_all(data)
+            await stream.send_all(data[sent:])
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             pass
 
