@@ -166,6 +166,18 @@ def wait_gone(tag: str) -> list[int]:
 OTHER_SOURCE = "127.0.0.2"
 
 
+def next_frame(sock: socket.socket, conn: WireConnection) -> wire.Frame | None:
+    """The next frame the peer on ``sock`` sends (read into ``conn``, checked
+    by the wire); None when it closed the connection."""
+    while (event := conn.next_event()) is NEED_DATA:
+        data = sock.recv(65536)
+        if not data:
+            return None
+        conn.receive_data(data)
+    assert isinstance(event, wire.Frame)
+    return event
+
+
 class RawClient:
     """One connection to the server at ``port`` from ``source``, spoken to by
     hand: :meth:`send` frames, :meth:`frame` the server's next one."""
@@ -183,13 +195,7 @@ class RawClient:
 
     def frame(self) -> wire.Frame | None:
         """The server's next frame; None when it closed the connection."""
-        while (event := self.conn.next_event()) is NEED_DATA:
-            data = self.sock.recv(65536)
-            if not data:
-                return None
-            self.conn.receive_data(data)
-        assert isinstance(event, wire.Frame)
-        return event
+        return next_frame(self.sock, self.conn)
 
     def close(self) -> None:
         self.sock.close()
