@@ -110,6 +110,12 @@ AUTH_FAILURE_DELAY = 2.0
 #: patience for an answer (:data:`HANDSHAKE_TIMEOUT`), so that a queued honest
 #: hello is answered before its client gives up.
 AUTH_WAIT_LIMIT = HANDSHAKE_TIMEOUT / 2
+#: How long a connection turned away unchecked (its source's limits:
+#: ``source-full``, ``throttled``) waits for its answer (seconds), unless the
+#: server needs its slot first: a source that opens connections as fast as they
+#: are answered gets one answer per connection per AUTH_FAILURE_DELAY, at the
+#: cost of a sleeping task each, not of a refusal each at its own pace.
+TURN_AWAY_DELAY = AUTH_FAILURE_DELAY
 
 _PREFIX = struct.Struct(">I")
 

@@ -405,6 +405,29 @@ async def test_token_checks_of_one_source_are_paced_across_its_connections(
         assert trio.current_time() == at  # another source: at once
 
 
+async def test_a_connection_over_its_sources_limit_is_answered_late(
+        tmp_path: Path, autojump_clock: trio.abc.Clock) -> None:
+    """specs/wire.md §Limits (MAX_UNANSWERED_PER_SOURCE, TURN_AWAY_DELAY): with
+    its source's unanswered connections all held (silent), one more is closed
+    with ``source-full``, after TURN_AWAY_DELAY: a source that opens
+    connections as fast as they are answered gets one answer per connection
+    per delay."""
+    listener, _ = _listener(tmp_path)
+    async with trio.open_nursery() as nursery:
+        ends = []
+        for _ in range(wire.MAX_UNANSWERED_PER_SOURCE):  # (in memory, every peer is one source)
+            server_end, client_end = trio.testing.memory_stream_pair()
+            ends.append(client_end)
+            nursery.start_soon(listener.handle, server_end)
+        await trio.testing.wait_all_tasks_blocked()
+        started = trio.current_time()
+        answer = await _answer(listener, None)
+        waited = trio.current_time() - started
+        nursery.cancel_scope.cancel()
+    assert isinstance(answer, wire.Close) and wire.reason_of(answer.reason) is wire.SOURCE_FULL
+    assert waited == pytest.approx(wire.TURN_AWAY_DELAY)
+
+
 async def test_an_arena_never_pairs_an_engine_with_itself() -> None:
     """specs/wire.md §The server and the client: two connections under one
     name are one engine: never paired together; with a third engine, the

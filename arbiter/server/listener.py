@@ -226,6 +226,8 @@ class Listener:
         self.connections = 0  # accepted and not yet closed, authenticated or not
         self.gate = SourceGate()
         self._checkers = trio.CapacityLimiter(TOKEN_CHECK_THREADS)
+        #: connections turned away, waiting out TURN_AWAY_DELAY, the oldest first
+        self._turning_away: dict[trio.CancelScope, None] = {}
 
     async def handle(self, stream: trio.abc.Stream) -> None:
         address = _peer(stream)
@@ -233,14 +235,19 @@ class Listener:
         self.connections += 1
         try:
             if self.connections > wire.MAX_CONNECTIONS:
-                await _close_at_once(stream, wire.SERVER_FULL.text(
-                    f"{wire.MAX_CONNECTIONS} connections already"))
-                return
+                if not self._turning_away:
+                    await _close_at_once(stream, wire.SERVER_FULL.text(
+                        f"{wire.MAX_CONNECTIONS} connections already"))
+                    return
+                oldest = next(iter(self._turning_away))  # its answer goes now: its slot is this one's
+                del self._turning_away[oldest]
+                oldest.cancel()
             unanswered = self.gate.admit(source)
             if unanswered is None:
                 self._log_turned_away(source, f"{address}: refused: "
                                       f"{wire.MAX_UNANSWERED_PER_SOURCE} connections of "
                                       f"{source} wait for their hello's answer")
+                await self._turn_away_delay()
                 await _close_at_once(stream, wire.SOURCE_FULL.text(
                     f"{source} ({wire.MAX_UNANSWERED_PER_SOURCE}): try again later"))
                 return
@@ -272,6 +279,8 @@ class Listener:
                 data = conn.send(frame)
             except wire.LocalWireError:
                 return
+            if wire.THROTTLED.says(refused.reason):
+                await self._turn_away_delay()
             await _send_quietly(stream, data)
             return
         unanswered.answered()
@@ -285,6 +294,18 @@ class Listener:
             await self._hold(stream, conn, token, hello, session, source)
         finally:
             self.registry.unreserve(token, hello.name)
+
+    async def _turn_away_delay(self) -> None:
+        """Wait :data:`~protocol.wire.TURN_AWAY_DELAY` before turning a connection
+        away unchecked, or less: when the server holds all its connections, the
+        oldest of these waits ends at once (its slot goes to a new connection)."""
+        scope = trio.CancelScope(deadline=trio.current_time() + wire.TURN_AWAY_DELAY)
+        self._turning_away[scope] = None
+        try:
+            with scope:
+                await trio.sleep_forever()
+        finally:
+            self._turning_away.pop(scope, None)
 
     def _log_turned_away(self, source: str, text: str) -> None:
         """A line about a connection that did not get in, unless ``source``
