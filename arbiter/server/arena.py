@@ -170,10 +170,13 @@ class Arena:
 
     def _charge(self, remote: Remote, reason: str) -> None:
         """``remote`` made a fault: disconnected with ``reason``, and rested."""
+        now = trio.current_time()
         key = (remote.token, remote.name)
         faults = self.rests.get(key, (0, 0.0))[0] + 1
         rest = min(REST_FIRST * 2 ** (faults - 1), REST_MAX)
-        self.rests[key] = (faults, trio.current_time() + rest)
+        self.rests = {other: value for other, value in self.rests.items()  # (rests long over go)
+                      if value[1] > now - REST_MAX}
+        self.rests[key] = (faults, now + rest)
         self.log(f"{self.spec.title}: {remote.name} disconnected and rested {rest:g} s: {reason}")
         remote.release(reason)
 
