@@ -7,12 +7,18 @@ PBKDF2-HMAC-SHA256 of the secret, never the secret.  The secret is 256
 random bits, so the derivation's cost is not what protects it; a cheap one
 (:data:`TOKEN_ITERATIONS`) keeps every unauthenticated ``hello`` from being a
 CPU lever on the server.  :meth:`TokenStore.verify` compares in constant
-time and spends the same derivation on an unknown name.  Nothing here logs
+time and spends the same derivation on an unknown name.  A secret that
+checked is remembered in memory for its row (:data:`CHECKED_KEEP` of them,
+as a digest bound to the row's salt and hash: a new token for the name is
+another row), so that a token holder's hellos cost a fast hash, not a
+derivation each; the ``revoked`` column is read at every check.  Nothing here logs
 or prints a token; :meth:`TokenStore.add` returns it once.
 
 The table is the only one this module touches (created when missing, next to
 the store's tables, which it leaves alone), through the standard library's
-``sqlite3``.
+``sqlite3``.  A :class:`TokenStore` may be used from several threads (the
+server checks tokens off its event loop): its connection is shared under a
+lock, and a check's derivation runs outside it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import hmac
 import re
 import secrets
 import sqlite3
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from arbiter.store_schema import foreign_refusal
@@ -42,6 +50,9 @@ NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 NAME_RULE = "1 to 64 letters, digits, '_' or '-'"
 #: How long a command waits for another writer of the database (seconds).
 BUSY_TIMEOUT = 30.0
+#: Secrets that checked, remembered (digests, the least recent dropped first):
+#: a server's tokens' engines at once, with room
+CHECKED_KEEP = 1024
 
 _SCHEMA = """
 create table if not exists tokens (
@@ -76,12 +87,16 @@ def valid_name(name: str) -> bool:
 
 
 class TokenStore:
-    """The ``tokens`` table of the database at ``path`` (made if missing)."""
+    """The ``tokens`` table of the database at ``path`` (made if missing);
+    safe to use from several threads."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._lock = threading.Lock()  # one statement at a time on the shared connection
+        self._checked: OrderedDict[bytes, None] = OrderedDict()  # under the lock too
         try:
-            self._db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT)
+            self._db = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT,
+                                       check_same_thread=False)
             refusal = foreign_refusal(self.path, self._db)  # someone else's file: left as it is
             if refusal is not None:
                 self._db.close()
@@ -92,7 +107,8 @@ class TokenStore:
             raise TokenError(f"{self.path}: not a usable SQLite database ({exc})") from None
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()
 
     def __enter__(self) -> TokenStore:
         return self
@@ -109,7 +125,7 @@ class TokenStore:
         salt = secrets.token_bytes(SALT_BYTES)
         row = (name, salt.hex(), _derive(secret, salt, TOKEN_ITERATIONS).hex(),
                TOKEN_ITERATIONS, _now())
-        with self._db:
+        with self._lock, self._db:
             taken = self._db.execute("select revoked from tokens where name = ?",
                                      (name,)).fetchone()
             if taken is not None and taken[0] is None:
@@ -119,7 +135,7 @@ class TokenStore:
         return f"{name}.{secret}"
 
     def revoke(self, name: str) -> None:
-        with self._db:
+        with self._lock, self._db:
             done = self._db.execute("update tokens set revoked = ? where name = ? and "
                                     "revoked is null", (_now(), name)).rowcount
         if not done:
@@ -127,21 +143,37 @@ class TokenStore:
 
     def list(self) -> list[dict[str, str | None]]:
         """Every token's name, creation and revocation time (None: active), by name."""
-        rows = self._db.execute("select name, created, revoked from tokens order by name")
+        with self._lock:
+            rows = self._db.execute("select name, created, revoked from tokens "
+                                    "order by name").fetchall()
         return [{"name": name, "created": created, "revoked": revoked}
                 for name, created, revoked in rows]
 
     def verify(self, token: str) -> str | None:
-        """The name of ``token`` if it is a valid, unrevoked token; else None."""
+        """The name of ``token`` if it is a valid, unrevoked token; else None.
+        The derivation (the check's cost) runs outside the lock: checks in
+        several threads run side by side."""
         name, _, secret = token.partition(".")
         row = None
         if valid_name(name):
-            row = self._db.execute("select salt, hash, iterations, revoked from tokens "
-                                   "where name = ?", (name,)).fetchone()
+            with self._lock:
+                row = self._db.execute("select salt, hash, iterations, revoked from tokens "
+                                       "where name = ?", (name,)).fetchone()
         if row is None:
             _derive(secret, _DUMMY_SALT, TOKEN_ITERATIONS)  # the same work as a known name
             return None
         salt, stored, iterations, revoked = row
-        matches = hmac.compare_digest(_derive(secret, bytes.fromhex(salt), iterations),
-                                      bytes.fromhex(stored))
+        seen = hashlib.sha256(f"{salt}.{stored}.{secret}".encode()).digest()
+        with self._lock:
+            matches = seen in self._checked
+            if matches:
+                self._checked.move_to_end(seen)
+        if not matches:
+            matches = hmac.compare_digest(_derive(secret, bytes.fromhex(salt), iterations),
+                                          bytes.fromhex(stored))
+            if matches:
+                with self._lock:
+                    self._checked[seen] = None
+                    if len(self._checked) > CHECKED_KEEP:
+                        self._checked.popitem(last=False)
         return name if matches and revoked is None else None

@@ -303,10 +303,26 @@ def counted_client(args: list[str]) -> None:
 IDLE_GAME_OPTION = ["option name UGI_Game type combo default atoll var atoll"]
 
 
-async def _fake_engine(port: int, token: str, name: str, moves: list[str], ready) -> None:
+def source_address(index: int) -> str:
+    """A loopback source address of its own for connection ``index``: the
+    load stands for many clients, and the server limits each source's
+    connections not answered yet (``specs/wire.md`` §Limits)."""
+    return f"127.0.{1 + index // 250}.{1 + index % 250}"
+
+
+async def open_from(source: str, port: int) -> trio.SocketStream:
+    """A TCP stream to the server on loopback ``port``, from ``source``."""
+    sock = trio.socket.socket()
+    await sock.bind((source, 0))
+    await sock.connect(("127.0.0.1", port))
+    return trio.SocketStream(sock)
+
+
+async def _fake_engine(port: int, token: str, name: str, moves: list[str], ready,
+                       source: str = "127.0.0.1") -> None:
     """One connection answering like an instant engine (the recorded moves);
     one named ``idle...`` says it plays atoll only."""
-    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    stream = await open_from(source, port)
     conn = WireConnection(Role.CLIENT)
     await stream.send_all(conn.send(wire.Hello(wire.WIRE_VERSION, token, name, "fake")))
     index = 0
@@ -359,7 +375,7 @@ async def _load_client(port: int, secrets: list[str], names: list[str]) -> None:
     async with trio.open_nursery() as nursery:
         for index, name in enumerate(names):
             nursery.start_soon(_fake_engine, port, secrets[index % len(secrets)], name, moves,
-                               one_ready)
+                               one_ready, source_address(index))
             await trio.sleep(0.002)  # an orderly arrival, not a SYN flood
 
 

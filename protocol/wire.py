@@ -23,6 +23,7 @@ timeouts are the caller's business; the limits they enforce are here, named.
 from __future__ import annotations
 
 import enum
+import ipaddress
 import struct
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, NoReturn
@@ -33,7 +34,8 @@ from .limits import MAX_LINE_BYTES
 
 __all__ = [
     "WIRE_VERSION", "MAX_FRAME_BYTES", "WireError", "LocalWireError", "Role", "CLIENT", "SERVER",
-    "WireState", "NEED_DATA", "TRANSITIONS", "next_state", "hello_problem", "Frame", "Hello", "Welcome", "Refusal", "Lines", "Eof",
+    "WireState", "NEED_DATA", "TRANSITIONS", "next_state", "hello_problem", "Reason", "REASONS",
+    "reason_of", "is_final", "source_key", "Frame", "Hello", "Welcome", "Refusal", "Lines", "Eof",
     "Heartbeat", "Sync", "GameOver", "Resume", "Close", "WireConnection", "encode_frame",
     "decode_body", "lines_frames", "LagQuota", "FrameRate",
 ]
@@ -66,8 +68,15 @@ SYNC_INTERVAL = 2.0
 
 #: Connections a server holds in all (below the default 1024 open files).
 MAX_CONNECTIONS = 768
-#: Connections one token may hold at once.
+#: Connections one token may hold at once, counted from the hello.
 MAX_CONNECTIONS_PER_TOKEN = 8
+#: Connections one source (an IPv4 address, an IPv6 /64) may hold before their
+#: hello is answered: a host starting four tokens' engines at once fits; silent
+#: sockets from one source fill 32 slots of :data:`MAX_CONNECTIONS`, not all.
+MAX_UNANSWERED_PER_SOURCE = 32
+#: The IPv6 prefix that counts as one source: one subscriber's network is a
+#: /64, and its owner has every address in it.
+SOURCE_PREFIX_V6 = 64
 
 #: Bytes the socket code reads at a time.
 READ_CHUNK = 64 << 10
@@ -89,11 +98,24 @@ MAX_ID_CHARS = 64
 #: Longest free text: the engine's id, a reason, a detail, a result.
 MAX_TEXT_CHARS = 1024
 
-#: Failed hellos from one address within the window before the server slows down,
-#: the window (seconds) and the wait before that address's next hello is read.
+#: Failed hellos from one source within the window before the server slows down,
+#: the window (seconds) and the time between two token checks of that source
+#: from then on, across all its connections (a mistyped token is retried a few
+#: times; a guesser gets one try per AUTH_FAILURE_DELAY).
 AUTH_FAILURES_FREE = 5
 AUTH_FAILURE_WINDOW = 60.0
 AUTH_FAILURE_DELAY = 2.0
+#: The longest a hello waits for its source's turn (seconds); one whose turn is
+#: further off is refused at once, its token unchecked.  Half the client's
+#: patience for an answer (:data:`HANDSHAKE_TIMEOUT`), so that a queued honest
+#: hello is answered before its client gives up.
+AUTH_WAIT_LIMIT = HANDSHAKE_TIMEOUT / 2
+#: How long a connection turned away unchecked (its source's limits:
+#: ``source-full``, ``throttled``) waits for its answer (seconds), unless the
+#: server needs its slot first: a source that opens connections as fast as they
+#: are answered gets one answer per connection per AUTH_FAILURE_DELAY, at the
+#: cost of a sleeping task each, not of a refusal each at its own pace.
+TURN_AWAY_DELAY = AUTH_FAILURE_DELAY
 
 _PREFIX = struct.Struct(">I")
 
@@ -422,9 +444,86 @@ def hello_problem(hello: Hello) -> str | None:
     """Why a server refuses ``hello`` before looking at its token (None: it
     does not): a version this code does not speak."""
     if hello.version != WIRE_VERSION:
-        return (f"wire version {hello.version} is not supported; "
-                f"this server speaks {WIRE_VERSION}")
+        return VERSION.text(f"{hello.version} is not supported; this server speaks {WIRE_VERSION}")
     return None
+
+
+# --------------------------------------------------------------------------
+# Why a connection ends: the reasons, as data (specs/wire.md §Reasons)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One reason a server gives in a ``refusal`` or a ``close``: its name
+    (for logs and the spec), the words its text begins with, and whether it
+    is **final** (the client ends: trying again cannot help) or not (the
+    client tries again with its backoff).  The reason travels as its text
+    (the frames are those of version 1): :func:`reason_of` reads it back."""
+
+    name: str
+    opening: str
+    final: bool
+
+    def text(self, detail: str = "") -> str:
+        """The reason's text: its opening, then ``detail`` (within the field's limit)."""
+        return (self.opening + detail)[:MAX_TEXT_CHARS]
+
+    def says(self, text: str) -> bool:
+        return text.startswith(self.opening)
+
+
+#: final: the client's own setting is wrong; it would be refused again
+VERSION = Reason("version", "wire version ", True)
+TOKEN = Reason("token", "unknown or revoked token", True)
+NAME = Reason("name", "engine name ", True)
+BROKEN = Reason("broken", "broke the wire: ", True)
+STOP = Reason("stop", "the server stops", True)
+#: not final: a limit full now, a timeout, the engine's fault, the server's choice
+NAME_TAKEN = Reason("name-taken", "an engine named ", False)
+TOKEN_FULL = Reason("token-full", "the token ", False)
+SERVER_FULL = Reason("server-full", "the server holds ", False)
+SOURCE_FULL = Reason("source-full", "too many unanswered connections from ", False)
+THROTTLED = Reason("throttled", "too many failed hellos from ", False)
+NO_HELLO = Reason("no-hello", "no hello in time", False)
+FAULT = Reason("fault", "engine fault: ", False)
+RELEASED = Reason("released", "the server closed the connection", False)
+
+#: every reason a server gives; no opening begins another, so a text has one reason
+REASONS: tuple[Reason, ...] = (VERSION, TOKEN, NAME, BROKEN, STOP, NAME_TAKEN, TOKEN_FULL,
+                               SERVER_FULL, SOURCE_FULL, THROTTLED, NO_HELLO, FAULT, RELEASED)
+
+
+def reason_of(text: str) -> Reason | None:
+    """The reason a ``refusal``'s or ``close``'s text gives (None: none of
+    :data:`REASONS`: an older or newer server's, or a client's)."""
+    for reason in REASONS:
+        if reason.says(text):
+            return reason
+    return None
+
+
+def is_final(text: str) -> bool:
+    """Whether a client ends for a server's ``refusal`` or ``close`` with
+    this text: a final reason, or one it does not know (as every reason was
+    before the set was stated; trying again is the exception)."""
+    reason = reason_of(text)
+    return reason is None or reason.final
+
+
+def source_key(address: str) -> str:
+    """The source an address counts under for the per-source limits: an IPv4
+    address itself, an IPv6 address its /:data:`SOURCE_PREFIX_V6` network
+    (an IPv4-mapped one its IPv4 address); anything else as it is."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{parsed}/{SOURCE_PREFIX_V6}", strict=False))
+    return str(parsed)
 
 
 class WireConnection:

@@ -1,12 +1,14 @@
 """Peers of the match server for the tests (``specs/wire.md``): an
 ``arbiter serve`` process, ``arbiter connect`` clients, and raw wire clients
-that behave as a hostile peer would (a hello and nothing more, a flood).
+that behave as a hostile peer would (a hello and nothing more, a flood,
+hellos at once, silent sockets, from a chosen loopback source address).
 
 Shared by the test modules of the server (``tests/`` is on ``sys.path``)."""
 
 from __future__ import annotations
 
 import contextlib
+import selectors
 import signal
 import socket
 import sqlite3
@@ -20,7 +22,7 @@ from bad_engines.harness import processes_with
 from cli import PROCESS_TIMEOUT, ListeningLog, invoke, start
 
 from protocol import wire
-from protocol.wire import CLIENT, WireConnection, encode_frame
+from protocol.wire import CLIENT, NEED_DATA, WireConnection, encode_frame
 
 PY = sys.executable
 
@@ -152,3 +154,99 @@ def wait_gone(tag: str) -> list[int]:
     while (left := processes_with(tag)) and time.monotonic() < deadline:
         time.sleep(0.1)
     return left
+
+
+# --------------------------------------------------------------------------
+# Raw wire clients by hand (tests/test_server_trust.py): hellos at once, from
+# a chosen loopback source address, and the frames the server answers
+# --------------------------------------------------------------------------
+
+#: a second loopback source address (all of 127.0.0.0/8 is loopback on Linux):
+#: another source for the server's per-source limits
+OTHER_SOURCE = "127.0.0.2"
+
+
+def next_frame(sock: socket.socket, conn: WireConnection) -> wire.Frame | None:
+    """The next frame the peer on ``sock`` sends (read into ``conn``, checked
+    by the wire); None when it closed the connection."""
+    while (event := conn.next_event()) is NEED_DATA:
+        data = sock.recv(65536)
+        if not data:
+            return None
+        conn.receive_data(data)
+    assert isinstance(event, wire.Frame)
+    return event
+
+
+class RawClient:
+    """One connection to the server at ``port`` from ``source``, spoken to by
+    hand: :meth:`send` frames, :meth:`frame` the server's next one."""
+
+    def __init__(self, port: int, source: str = "127.0.0.1") -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=PROCESS_TIMEOUT,
+                                             source_address=(source, 0))
+        self.conn = WireConnection(CLIENT)
+
+    def send(self, *frames: wire.Frame) -> None:
+        self.sock.sendall(b"".join(self.conn.send(frame) for frame in frames))
+
+    def hello(self, token: str, name: str) -> None:
+        self.send(wire.Hello(wire.WIRE_VERSION, token, name, "raw"))
+
+    def frame(self) -> wire.Frame | None:
+        """The server's next frame; None when it closed the connection."""
+        return next_frame(self.sock, self.conn)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def answers(clients: list[RawClient]) -> list[wire.Frame | None]:
+    """Each client's first frame from the server (None: closed without one),
+    read as they come (any order), within the guard of a hang."""
+    found: dict[int, wire.Frame | None] = {}
+    with selectors.DefaultSelector() as selector:
+        for index, client in enumerate(clients):
+            selector.register(client.sock, selectors.EVENT_READ, index)
+        deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
+        while len(found) < len(clients):
+            assert time.monotonic() < deadline, f"{len(found)} of {len(clients)} answered"
+            for key, _ in selector.select(timeout=1.0):
+                client = clients[key.data]
+                data = client.sock.recv(65536)
+                if data:
+                    client.conn.receive_data(data)
+                    event = client.conn.next_event()
+                    if event is NEED_DATA:
+                        continue  # a part of a frame
+                    found[key.data] = event
+                else:
+                    found[key.data] = None
+                selector.unregister(client.sock)
+    return [found[index] for index in range(len(clients))]
+
+
+def reason(frame: wire.Frame | None) -> wire.Reason | None:
+    """The wire's reason of a refusal or a close (None for any other frame)."""
+    if isinstance(frame, wire.Refusal | wire.Close):
+        return wire.reason_of(frame.reason)
+    return None
+
+
+#: an engine that answers the handshake and every isready until its first game,
+#: then never again: it passes the server's idle pings and fails a game's start
+#: (no readyok after uginewgame)
+DEAF_AT_GAME_ENGINE = '''
+import sys
+started = False
+for line in sys.stdin:
+    word = line.split()[0] if line.split() else ""
+    if word == "ugi":
+        print("id name deaf\\nugiok", flush=True)
+    elif word == "uginewgame":
+        started = True
+    elif word == "isready" and not started:
+        print("readyok", flush=True)
+    elif word == "quit":
+        break
+'''

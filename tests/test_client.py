@@ -21,13 +21,16 @@ import sys
 import termios
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bad_engines.harness import HERE, processes_with
 from cli import PROCESS_TIMEOUT, start
+from server_peers import next_frame
 
 from protocol import wire
-from protocol.wire import NEED_DATA, SERVER, WireConnection
+from protocol.wire import SERVER, WireConnection
 
 PY = sys.executable
 
@@ -65,6 +68,12 @@ class _Peer:
 
     def accept(self) -> wire.Hello:
         """The client's next connection, its hello read and welcomed."""
+        hello = self.accept_hello()
+        self.send(wire.Welcome(wire.WIRE_VERSION, "session", 5000, False))
+        return hello
+
+    def accept_hello(self) -> wire.Hello:
+        """The client's next connection and its hello, not answered yet."""
         if self.sock is not None:
             self.sock.close()
         self.sock, _ = self.listener.accept()
@@ -72,7 +81,6 @@ class _Peer:
         self.conn = WireConnection(SERVER)
         hello = self.frame()
         assert isinstance(hello, wire.Hello)
-        self.send(wire.Welcome(wire.WIRE_VERSION, "session", 5000, False))
         return hello
 
     def send(self, *frames: wire.Frame) -> None:
@@ -82,13 +90,7 @@ class _Peer:
     def frame(self) -> wire.Frame | None:
         """The client's next frame; None when it closed the connection."""
         assert self.sock is not None
-        while (event := self.conn.next_event()) is NEED_DATA:
-            data = self.sock.recv(65536)
-            if not data:
-                return None
-            self.conn.receive_data(data)
-        assert isinstance(event, wire.Frame)
-        return event
+        return next_frame(self.sock, self.conn)
 
     def until(self, wanted) -> wire.Frame:
         """Frames until one for which ``wanted(frame)`` holds (each checked by the wire)."""
@@ -113,9 +115,21 @@ class _Peer:
         self.listener.close()
 
 
-def _connect(peer: _Peer, engine: str, tag: str) -> subprocess.Popen[str]:
-    return start("connect", f"127.0.0.1:{peer.port}", "--token", "t.secret", "-e",
-                 f"{engine} name=rc env.TAG={tag}", env={"TAG": tag})
+@contextmanager
+def _relayed(engine: str) -> Iterator[tuple[_Peer, subprocess.Popen[str]]]:
+    """A peer and an ``arbiter connect`` of ``engine`` (a spec's ``cmd=...``
+    and options) to it; on the way out the client killed if it still runs,
+    the peer closed, and then no process of the engine may be left."""
+    tag, peer = _tag(), _Peer()
+    client = start("connect", f"127.0.0.1:{peer.port}", "--token", "t.secret", "-e",
+                   f"{engine} name=rc env.TAG={tag}", env={"TAG": tag})
+    try:
+        yield peer, client
+    finally:
+        if client.poll() is None:
+            client.kill()
+        peer.close()
+    assert _wait_gone(tag) == []
 
 
 def _bad(script: str) -> str:
@@ -137,9 +151,7 @@ def test_a_game_through_the_relay() -> None:
     """The handshake relayed, a sync answered, a search's bestmove with its
     think time, a heartbeat when nothing else went, and the server's close
     obeyed: exit 0 with its reason, the engine gone."""
-    tag, peer = _tag(), _Peer()
-    client = _connect(peer, f"cmd='{PY} -m sample_engines.random'", tag)
-    try:
+    with _relayed(f"cmd='{PY} -m sample_engines.random'") as (peer, client):
         hello = peer.accept()
         assert hello.name == "rc"
         peer.send(wire.Lines(["ugi"]))
@@ -156,17 +168,10 @@ def test_a_game_through_the_relay() -> None:
         _, err = client.communicate(timeout=PROCESS_TIMEOUT)
         assert client.returncode == 0, err
         assert "the server closed the connection (that is all)" in err
-    finally:
-        if client.poll() is None:
-            client.kill()
-        peer.close()
-    assert _wait_gone(tag) == []
 
 
 def test_the_engines_exit_is_an_eof_with_its_status() -> None:
-    tag, peer = _tag(), _Peer()
-    client = _connect(peer, _bad("exit_before_ugiok.py"), tag)
-    try:
+    with _relayed(_bad("exit_before_ugiok.py")) as (peer, client):
         peer.accept()
         peer.send(wire.Lines(["ugi"]))
         eof = peer.until(lambda f: isinstance(f, wire.Eof))
@@ -175,17 +180,10 @@ def test_the_engines_exit_is_an_eof_with_its_status() -> None:
         assert isinstance(closing, wire.Close) and "the engine status 1" in closing.reason
         _, err = client.communicate(timeout=PROCESS_TIMEOUT)
         assert client.returncode == 0 and "the engine status 1" in err, err
-    finally:
-        if client.poll() is None:
-            client.kill()
-        peer.close()
-    assert _wait_gone(tag) == []
 
 
 def test_an_overlong_line_is_an_overlong_eof() -> None:
-    tag, peer = _tag(), _Peer()
-    client = _connect(peer, _bad("long_line.py"), tag)
-    try:
+    with _relayed(_bad("long_line.py")) as (peer, client):
         peer.accept()
         peer.send(wire.Lines(["ugi"]))
         peer.lines_until("ugiok")
@@ -195,17 +193,10 @@ def test_an_overlong_line_is_an_overlong_eof() -> None:
         assert isinstance(peer.frame(), wire.Close)
         client.communicate(timeout=PROCESS_TIMEOUT)
         assert client.returncode == 0
-    finally:
-        if client.poll() is None:
-            client.kill()
-        peer.close()
-    assert _wait_gone(tag) == []
 
 
 def test_a_dropped_connection_is_made_again_with_a_fresh_engine() -> None:
-    tag, peer = _tag(), _Peer()
-    client = _connect(peer, f"cmd='{PY} -m sample_engines.random'", tag)
-    try:
+    with _relayed(f"cmd='{PY} -m sample_engines.random'") as (peer, client):
         peer.accept()
         peer.send(wire.Lines(["ugi"]))
         peer.lines_until("ugiok")
@@ -219,11 +210,40 @@ def test_a_dropped_connection_is_made_again_with_a_fresh_engine() -> None:
         _, err = client.communicate(timeout=PROCESS_TIMEOUT)
         assert client.returncode == 0, err
         assert "reconnecting" in err and "the server closed the connection (done)" in err
-    finally:
-        if client.poll() is None:
-            client.kill()
-        peer.close()
-    assert _wait_gone(tag) == []
+
+
+def test_a_close_for_a_reason_that_is_not_final_is_connected_again() -> None:
+    """specs/wire.md §Reasons: the server closes the connection for its
+    engine's fault (``fault``, not final): the client connects again with a
+    fresh engine; then for the server's stop (final): it ends, exit 0."""
+    with _relayed(f"cmd='{PY} -m sample_engines.random'") as (peer, client):
+        peer.accept()
+        peer.send(wire.Lines(["ugi"]))
+        peer.lines_until("ugiok")
+        peer.send(wire.Close(wire.FAULT.text("no readyok within 23 s of isready")))
+        peer.accept()  # the client is back, with a new engine
+        peer.send(wire.Lines(["ugi"]))
+        peer.lines_until("ugiok")
+        peer.send(wire.Close(wire.STOP.text()))
+        _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+        assert client.returncode == 0, err
+        assert "(engine fault: no readyok within 23 s of isready); reconnecting" in err, err
+        assert "the server closed the connection (the server stops)" in err, err
+
+
+def test_a_refusal_for_a_reason_that_is_not_final_is_tried_again() -> None:
+    """specs/wire.md §Reasons: a hello refused because the name is taken now
+    (``name-taken``, not final) is tried again after the backoff; one refused
+    for its token (final) ends the client, exit 1 with the reason."""
+    with _relayed(f"cmd='{PY} -m sample_engines.random'") as (peer, client):
+        peer.accept_hello()
+        peer.send(wire.Refusal(wire.NAME_TAKEN.text("'rc' is connected already")))
+        peer.accept_hello()
+        peer.send(wire.Refusal(wire.TOKEN.text()))
+        _, err = client.communicate(timeout=PROCESS_TIMEOUT)
+        assert client.returncode == 1, err
+        assert "refused: an engine named 'rc' is connected already; trying again in" in err, err
+        assert "refused: unknown or revoked token" in err, err
 
 
 def test_a_server_that_stops_reading_does_not_deadlock_the_client(tmp_path: Path) -> None:
@@ -231,12 +251,10 @@ def test_a_server_that_stops_reading_does_not_deadlock_the_client(tmp_path: Path
     back up to the engine (its pipe full) and the client still reads the
     server, so the server's close ends it (exit 0, the reason told), and the
     engine, stuck in its write, is ended with it."""
-    tag, peer = _tag(), _Peer()
     engine = tmp_path / "flood.py"
     engine.write_text(FLOOD_ENGINE)
     mark = tmp_path / "mark"
-    client = _connect(peer, f"cmd='{PY} {engine}' env.MARK={mark}", tag)
-    try:
+    with _relayed(f"cmd='{PY} {engine}' env.MARK={mark}") as (peer, client):
         peer.accept()
         peer.send(wire.Lines(["ugi"]))
         deadline = time.monotonic() + PROCESS_TIMEOUT  # a guard against a hang only
@@ -251,19 +269,12 @@ def test_a_server_that_stops_reading_does_not_deadlock_the_client(tmp_path: Path
         _, err = client.communicate(timeout=PROCESS_TIMEOUT)
         assert client.returncode == 0, err
         assert "the server closed the connection (you flood)" in err
-    finally:
-        if client.poll() is None:
-            client.kill()
-        peer.close()
-    assert _wait_gone(tag) == []
 
 
 def test_ctrl_c_during_a_search_closes_and_leaves_no_engine() -> None:
     """Ctrl-C while the engine searches (and hangs): exit 130, a close with
     the client's reason, and no engine process left."""
-    tag, peer = _tag(), _Peer()
-    client = _connect(peer, _bad("hang_go.py"), tag)
-    try:
+    with _relayed(_bad("hang_go.py")) as (peer, client):
         peer.accept()
         peer.send(wire.Lines(["ugi"]))
         peer.lines_until("ugiok")
@@ -278,8 +289,3 @@ def test_ctrl_c_during_a_search_closes_and_leaves_no_engine() -> None:
         assert peer.frame() is None
         client.communicate(timeout=PROCESS_TIMEOUT)
         assert client.returncode == 130
-    finally:
-        if client.poll() is None:
-            client.kill()
-        peer.close()
-    assert _wait_gone(tag) == []

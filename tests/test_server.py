@@ -36,7 +36,8 @@ from server_peers import (
     wait_gone,
 )
 
-from arbiter.server.arena import ArenaSpec, ArenaSpecError
+from arbiter.server.arena import ArenaSpec, ArenaSpecError, _pair
+from arbiter.server.gate import SourceGate, Throttled
 from arbiter.server.listener import Listener, Registry, Remote, listen_problem
 from arbiter.tokens import TokenStore
 from protocol import wire
@@ -339,6 +340,104 @@ async def test_limits_per_token_and_name(tmp_path: Path) -> None:
     listener.registry.by_token["alice"] = taken[:1]
     answer = await _answer(listener, _hello(secrets["alice"], "e0"))
     assert isinstance(answer, wire.Refusal) and "'e0' is connected already" in answer.reason
+
+
+async def test_a_slow_token_check_does_not_hold_the_loop(tmp_path: Path) -> None:
+    """specs/wire.md §Authentication: tokens are checked in worker threads,
+    off the loop that times the engines.  A hello whose token takes long to
+    check (its row asks a million derivations) is taken first; a hello with
+    a valid token, sent after it, is welcomed before it is answered."""
+    listener, secrets = _listener(tmp_path)
+    with sqlite3.connect(tmp_path / "tokens.db") as db:
+        db.execute("update tokens set iterations = 1000000 where name = 'bob'")
+    answered: list[tuple[str, type]] = []
+    both = trio.Event()
+
+    async def hello(nursery: trio.Nursery, token: str, label: str) -> None:
+        server_end, client_end = trio.testing.memory_stream_pair()
+        conn = WireConnection(CLIENT)
+        nursery.start_soon(listener.handle, server_end)
+        await client_end.send_all(conn.send(_hello(token, label)))
+        answered.append((label, type(await _next_frame(client_end, conn))))
+        if len(answered) == 2:
+            both.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(hello, nursery, "bob.wrong", "slow")
+        await trio.testing.wait_all_tasks_blocked()  # its check is under way (or, on the loop, done)
+        nursery.start_soon(hello, nursery, secrets["alice"], "quick")
+        await both.wait()
+        nursery.cancel_scope.cancel()
+    assert answered == [("quick", wire.Welcome), ("slow", wire.Refusal)]
+
+
+async def test_token_checks_of_one_source_are_paced_across_its_connections(
+        autojump_clock: trio.abc.Clock) -> None:
+    """specs/wire.md §Authentication: twenty failing hellos of one source at
+    once: AUTH_FAILURES_FREE checks at once (a check in flight counts as a possible
+    failure), then one per AUTH_FAILURE_DELAY, as long as the turn is within
+    AUTH_WAIT_LIMIT; the rest refused unchecked.  Another source is not slowed."""
+    gate = SourceGate()
+    began = trio.current_time()
+    started: list[float] = []
+    throttled: list[str] = []
+
+    async def guess(source: str) -> None:
+        try:
+            async with gate.check(source):
+                started.append(trio.current_time() - began)
+                await trio.sleep(0.004)  # a derivation's time
+            gate.failed(source)  # refused: told in the step the check ends
+        except Throttled as exc:
+            throttled.append(str(exc))
+
+    async with trio.open_nursery() as nursery:
+        for _ in range(20):
+            nursery.start_soon(guess, "203.0.113.7")
+    free = wire.AUTH_FAILURES_FREE
+    queued = int(wire.AUTH_WAIT_LIMIT // wire.AUTH_FAILURE_DELAY)
+    assert started[:free] == [0.0] * free
+    assert started[free:] == pytest.approx(  # start to start: one try per delay
+        [(k + 1) * wire.AUTH_FAILURE_DELAY for k in range(queued)])
+    assert len(throttled) == 20 - free - queued
+    at = trio.current_time()
+    async with gate.check("198.51.100.1"):
+        assert trio.current_time() == at  # another source: at once
+
+
+async def test_a_connection_over_its_sources_limit_is_answered_late(
+        tmp_path: Path, autojump_clock: trio.abc.Clock) -> None:
+    """specs/wire.md §Limits (MAX_UNANSWERED_PER_SOURCE, TURN_AWAY_DELAY): with
+    its source's unanswered connections all held (silent), one more is closed
+    with ``source-full``, after TURN_AWAY_DELAY: a source that opens
+    connections as fast as they are answered gets one answer per connection
+    per delay."""
+    listener, _ = _listener(tmp_path)
+    async with trio.open_nursery() as nursery:
+        ends = []
+        for _ in range(wire.MAX_UNANSWERED_PER_SOURCE):  # (in memory, every peer is one source)
+            server_end, client_end = trio.testing.memory_stream_pair()
+            ends.append(client_end)
+            nursery.start_soon(listener.handle, server_end)
+        await trio.testing.wait_all_tasks_blocked()
+        started = trio.current_time()
+        answer = await _answer(listener, None)
+        waited = trio.current_time() - started
+        nursery.cancel_scope.cancel()
+    assert isinstance(answer, wire.Close) and wire.reason_of(answer.reason) is wire.SOURCE_FULL
+    assert waited == pytest.approx(wire.TURN_AWAY_DELAY)
+
+
+async def test_an_arena_never_pairs_an_engine_with_itself() -> None:
+    """specs/wire.md §The server and the client: two connections under one
+    name are one engine: never paired together; with a third engine, the
+    longest waiting plays it."""
+    transport = SimpleNamespace(detached=False)  # only paired: no connection behind them
+    first, twin, other = (Remote(token, name, None, transport)  # type: ignore[arg-type]
+                          for token, name in (("alice", "ra"), ("alice", "ra"), ("bob", "rb")))
+    assert _pair([first, twin]) is None
+    assert _pair([first, twin, other]) == (first, other)
+    assert _pair([other, first, twin]) == (other, first)
 
 
 async def test_accepted_engine_is_registered_then_released(tmp_path: Path) -> None:

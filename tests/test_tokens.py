@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from cli import invoke
@@ -96,3 +97,33 @@ def test_a_file_that_is_no_database_is_one_clear_error(tmp_path):
         TokenStore(bad)
     run = invoke("token", "list", "--db", bad)
     assert run.returncode == 2 and "not a usable SQLite database" in run.stderr
+
+
+def test_tokens_are_checked_from_worker_threads_side_by_side(tmp_path):
+    """specs/wire.md §Authentication: the server checks tokens in worker
+    threads, off the loop that times the engines; one store serves checks
+    from several threads at once."""
+    with TokenStore(tmp_path / "a.db") as tokens:
+        secrets = {name: tokens.add(name) for name in ("alice", "bob", "carol")}
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            checked = list(pool.map(tokens.verify, [*secrets.values(), "alice.wrong"] * 4))
+    assert checked == ["alice", "bob", "carol", None] * 4
+
+
+def test_a_checked_secret_is_not_derived_again_and_revocation_still_counts(tmp_path):
+    """specs/wire.md §Authentication: a secret that checked is remembered
+    for its row, so a token holder's hellos cost no derivation each; the
+    revocation is read at every check, and a new token for the name is
+    another row."""
+    with TokenStore(tmp_path / "a.db") as tokens:
+        token = tokens.add("alice")
+        assert tokens.verify(token) == "alice"
+        with sqlite3.connect(tmp_path / "a.db") as db:  # a derivation would now fail loudly
+            db.execute("update tokens set iterations = 0 where name = 'alice'")
+        assert tokens.verify(token) == "alice"
+        with pytest.raises(ValueError):  # (0 iterations: what deriving would raise)
+            tokens.verify("alice.another")
+        tokens.revoke("alice")
+        assert tokens.verify(token) is None
+        fresh = tokens.add("alice")
+        assert tokens.verify(token) is None and tokens.verify(fresh) == "alice"

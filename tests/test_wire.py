@@ -391,3 +391,43 @@ def test_the_frame_budget_waits_beyond_its_burst():
     assert [rate.wait(0.0) for _ in range(3)] == [0.0, 0.0, 0.0]
     assert rate.wait(0.0) == pytest.approx(0.1)
     assert rate.wait(1.0) == 0.0  # refilled
+
+
+# --- reasons and sources (specs/wire.md §Reasons, §Limits) ---------------------
+
+
+def test_every_reason_reads_back_from_its_text_and_none_begins_another():
+    """specs/wire.md §Reasons: a reason travels as its text; each text has
+    exactly one reason."""
+    for reason in w.REASONS:
+        assert w.reason_of(reason.text("some detail")) is reason
+        assert w.reason_of(reason.text()) is reason
+        others = [other for other in w.REASONS if other is not reason]
+        assert not any(other.opening.startswith(reason.opening) for other in others), reason
+    assert len({reason.name for reason in w.REASONS}) == len(w.REASONS)
+    assert all(len(r.text("x" * 2000)) == w.MAX_TEXT_CHARS for r in w.REASONS)
+
+
+def test_only_the_clients_own_mistakes_and_the_stop_are_final():
+    """specs/wire.md §Reasons: a bad or revoked token, a refused name, the
+    version, a broken wire and the server's stop end the client; a limit full
+    now, its engine's fault and the server's choice do not; a reason no
+    server of this version gives ends it (as every reason did before)."""
+    final = {reason.name for reason in w.REASONS if reason.final}
+    assert final == {"version", "token", "name", "broken", "stop"}
+    assert w.is_final(w.TOKEN.text()) and w.is_final(w.hello_problem(
+        Hello(version=99, token="t", name="n", engine="e")) or "")
+    assert not w.is_final(w.FAULT.text("no readyok within 23 s of isready"))
+    assert not w.is_final(w.NAME_TAKEN.text("'x' is connected already"))
+    assert w.is_final("that is all") and w.reason_of("that is all") is None
+
+
+@pytest.mark.parametrize(("address", "source"), [
+    ("203.0.113.7", "203.0.113.7"),
+    ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),
+    ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),  # the same /64: one source
+    ("::ffff:198.51.100.4", "198.51.100.4"),  # an IPv4-mapped address is its IPv4 one
+    ("?", "?"),
+])
+def test_a_source_is_an_ipv4_address_or_an_ipv6_64(address, source):
+    assert w.source_key(address) == source

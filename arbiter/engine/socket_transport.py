@@ -40,6 +40,7 @@ ending the engine's stream; the clock goes on meanwhile.
 
 from __future__ import annotations
 
+import math
 import os
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -213,7 +214,7 @@ class SocketTransport:
         """The engine reconnected (a resumed ``welcome`` went on ``conn``):
         serve it over ``stream`` from now on.  The event is set once the
         transport is done with ``stream`` (closed it)."""
-        if self.detached_since is None or self._detail is not None:
+        if self.detached_since is None or self._detail is not None or self._attached.is_set():
             raise ValueError("the transport is not waiting for a reconnect")
         self._stream, self._conn = stream, conn
         self._stream_over = trio.Event()
@@ -224,10 +225,11 @@ class SocketTransport:
         self._attached.set()
         return self._stream_over
 
-    async def aclose(self) -> None:
-        """Close the connection (a ``close`` frame first, if it is still
-        open) and wait, within a bound, for :meth:`run` to end."""
-        self._end("was disconnected by the server", close="the server closed the connection")
+    async def aclose(self, reason: str = wire.RELEASED.text()) -> None:
+        """Close the connection (a ``close`` frame giving ``reason``, one of
+        :data:`protocol.wire.REASONS`, if it is still open) and wait, within
+        a bound, for :meth:`run` to end."""
+        self._end(f"was disconnected by the server ({reason})", close=reason)
         with trio.move_on_after(2 * CLOSE_SEND_TIMEOUT):
             await self._finished.wait()
 
@@ -257,7 +259,9 @@ class SocketTransport:
                     await self._wait_attach(dropped.detail)
                     resumed = True
         finally:
-            self._end("was disconnected by the server", close="the server closed the connection")
+            stopping = trio.current_effective_deadline() == -math.inf  # cancelled: the owner stops
+            self._end("was disconnected by the server",
+                      close=wire.STOP.text() if stopping else wire.RELEASED.text())
             with trio.CancelScope(shield=True):
                 await self._flush()
             await close_stream(self._stream)
@@ -399,7 +403,7 @@ class SocketTransport:
         try:
             self._conn.receive_data(data)
         except WireError as exc:
-            self._end(f"broke the wire ({exc.reason})", close=exc.reason)
+            self._end(f"broke the wire ({exc.reason})", close=wire.BROKEN.text(exc.reason))
 
     def _consume(self, now: float) -> float:
         """Take the frames the connection has buffered, in order, at most
@@ -427,7 +431,7 @@ class SocketTransport:
                     self._held = None
                 self._frame(frame, now)
         except WireError as exc:
-            self._end(f"broke the wire ({exc.reason})", close=exc.reason)
+            self._end(f"broke the wire ({exc.reason})", close=wire.BROKEN.text(exc.reason))
         return 0.0
 
     def _close_direct(self) -> None:
@@ -558,7 +562,8 @@ class SocketTransport:
                 await self._exchange("isready", "readyok")
             if scope.cancelled_caught:
                 self._end(f"did not restart its engine within {RESUME_HANDSHAKE_TIMEOUT:g} s "
-                          "of its reconnect", close="no ugiok/readyok after the resume")
+                          "of its reconnect",
+                          close=wire.FAULT.text("no ugiok/readyok after the resume"))
                 return
         finally:
             self._resuming = False
@@ -599,7 +604,7 @@ class SocketTransport:
         size = sum(map(len, lines))
         if self._inbox_bytes + size > MAX_INBOX_BYTES:
             self._end(f"sent over {MAX_INBOX_BYTES} bytes of lines nobody asked for",
-                      close="too many unrequested lines")
+                      close=wire.FAULT.text("too many unrequested lines"))
             return
         self._inbox_bytes += size
         self._push((lines, credited, None))

@@ -7,10 +7,20 @@ games are keyed by their sequence number.  A game is played by the normal
 match (:func:`arbiter.match.play_game`: the referee, the clock, the record)
 and stored like a tournament's (:meth:`arbiter.store.Store.save_game`).  A
 game cut short by the server's stop is not stored.
+
+A fault is charged to the engine that made it and to nobody else
+(``specs/wire.md`` §The server and the client): an engine that cannot start a
+game (the start error names it) or cannot play on after one (deaf to
+``stop``, faulted) is disconnected with a ``fault`` reason and rests
+(:data:`REST_FIRST`, doubling up to :data:`REST_MAX`, keyed by its token and
+name so that a reconnect does not end it); its opponent is asked ``isready``
+and, when it answers, waits for its next pairing.  An engine is never paired
+with itself (the same name on both sides).
 """
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +28,7 @@ from dataclasses import dataclass
 import trio
 
 from arbiter.clock import TimeControl, TimeControlError
-from arbiter.engine import EngineStartError
+from arbiter.engine import EngineError, EngineStartError
 from arbiter.games import get_game
 from arbiter.live import LiveGames
 from arbiter.match import play_game
@@ -26,7 +36,7 @@ from arbiter.match.driver import DEFAULT_TC, OnMove
 from arbiter.record import GameRecord
 from arbiter.store import Store
 
-from .listener import Registry, Remote
+from .listener import Registry, Remote, fault_reason
 from .remote_record import seat_remote_engines, settle_remote_record, tell_game_over
 
 __all__ = ["ARENA_FORMAT", "Arena", "ArenaSpec", "ArenaSpecError", "open_arena"]
@@ -38,6 +48,15 @@ ARENA_FORMAT = "arena"
 START_OPENING: dict[str, object] = {"fen": None, "moves": [], "source": "start"}
 
 _KEYS = ("game", "tc", "maxplies", "name")
+
+#: how long an engine charged with a fault is not paired (seconds), doubled at
+#: each fault in a row up to :data:`REST_MAX`; a game it plays through ends its
+#: rest count.  Each failed start costs an honest opponent up to the remote
+#: ready timeout (23 s): an engine that keeps failing may cost others a few of
+#: those an hour, not one a minute.  The first rest is short enough for a
+#: transient fault (a slow start, a machine briefly overloaded).
+REST_FIRST = 30.0
+REST_MAX = 960.0
 
 Log = Callable[[str], None]
 
@@ -112,6 +131,8 @@ class Arena:
 
     def __init__(self, spec: ArenaSpec, registry: Registry, store: Store, tournament_id: int,
                  *, log: Log):
+        #: (token, engine name) -> (faults in a row, the time its rest ends)
+        self.rests: dict[tuple[str, str], tuple[int, float]] = {}
         self.spec = spec
         self.registry = registry
         self.store = store
@@ -126,15 +147,38 @@ class Arena:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self.live.keep_written)
             while True:
+                now = trio.current_time()
                 idle = [remote for remote in self.registry.idle()  # (None: no game option)
-                        if remote.engine.session.plays(self.spec.game) is not False]
-                if len(idle) < 2:
-                    await self.registry.wait_change()
+                        if remote.engine.session.plays(self.spec.game) is not False
+                        and self._rest_end(remote) <= now]
+                pair = _pair(idle)
+                if pair is None:
+                    with trio.move_on_at(self._next_rest_end(now)):
+                        await self.registry.wait_change()
                     continue
-                first, second = _pair(idle)
+                first, second = pair
                 first.busy = second.busy = True
                 self._pairs += 1
                 nursery.start_soon(self._play_pair, self._pairs, first, second)
+
+    def _rest_end(self, remote: Remote) -> float:
+        return self.rests.get((remote.token, remote.name), (0, -math.inf))[1]
+
+    def _next_rest_end(self, now: float) -> float:
+        """When the next rest ends (inf: none goes on): the arena looks again then."""
+        return min((until for _, until in self.rests.values() if until > now), default=math.inf)
+
+    def _charge(self, remote: Remote, reason: str) -> None:
+        """``remote`` made a fault: disconnected with ``reason``, and rested."""
+        now = trio.current_time()
+        key = (remote.token, remote.name)
+        faults = self.rests.get(key, (0, 0.0))[0] + 1
+        rest = min(REST_FIRST * 2 ** (faults - 1), REST_MAX)
+        self.rests = {other: value for other, value in self.rests.items()  # (rests long over go)
+                      if value[1] > now - REST_MAX}
+        self.rests[key] = (faults, now + rest)
+        self.log(f"{self.spec.title}: {remote.name} disconnected and rested {rest:g} s: {reason}")
+        remote.release(reason)
 
     async def _play_pair(self, pair: int, first: Remote, second: Remote) -> None:
         """Two games, each engine White once, unless one of them fails."""
@@ -146,7 +190,9 @@ class Arena:
                 if record is not None:
                     stored = await self._store(pair, index, record, white, black)
                 self.live.ended(key, stored)
-                fit = [await _fit(white), await _fit(black)]  # both checked, both released if unfit
+                if record is None:  # not played: the one at fault is charged, the other free
+                    break
+                fit = [await self._fit(white), await self._fit(black)]  # both checked
                 if not all(fit):
                     break
         finally:
@@ -164,13 +210,28 @@ class Arena:
             return settle_remote_record(record, white.engine, black.engine)
         except EngineStartError as exc:
             self.log(f"{self.spec.title}: {white.name} - {black.name} not played: {exc}")
-            # the engine at fault: unfit, or its client gone (detached: its
-            # conversation looks healthy); the other plays on
-            failed = [r for r in (white, black)
-                      if not r.engine.healthy or r.transport.detached] or [white, black]
-            for remote in failed:
-                remote.release()
+            await self._not_started(exc, white, black)
             return None
+
+    async def _not_started(self, exc: EngineStartError, white: Remote, black: Remote) -> None:
+        """A game that could not start: the engine the error names (else one
+        unfit or gone) is charged, or released when its client is gone
+        (detached: a drop, not a fault; it rests not); the other is asked
+        ``isready`` (a start cut short may have left it out of step) and is
+        free again when it answers."""
+        named = [r for r in (white, black) if r.name == exc.engine] or \
+            [r for r in (white, black) if not r.engine.healthy or r.transport.detached]
+        for remote in named:
+            if remote.transport.detached:
+                remote.release()
+            else:
+                self._charge(remote, fault_reason(remote.engine, exc.reason))
+        for remote in (white, black):
+            if remote not in named and not remote.done.is_set():
+                try:
+                    await remote.engine.ping()
+                except EngineError as other:
+                    self._charge(remote, fault_reason(remote.engine, other.reason))
 
     async def _store(self, pair: int, index: int, record: GameRecord, white: Remote,
                      black: Remote) -> str:
@@ -184,25 +245,31 @@ class Arena:
                  f"{record.result} ({record.termination})")
         return str(seq)
 
-
-def _pair(idle: list[Remote]) -> tuple[Remote, Remote]:
-    """Who plays next among ``idle`` (two or more, the longest waiting first):
-    the longest waiting, against the longest waiting of the others that is
-    not its last opponent (that one only when there is no other)."""
-    first = idle[0]
-    others = [remote for remote in idle[1:] if remote is not first.last_opponent]
-    return first, (others or idle[1:])[0]
-
-
-async def _fit(remote: Remote) -> bool:
-    """Whether ``remote`` can play on; one that cannot (searching and deaf
-    to ``stop``, faulted, gone or still disconnected) is released."""
-    if remote.transport.detached:
-        remote.release()
+    async def _fit(self, remote: Remote) -> bool:
+        """Whether ``remote`` can play on after a game; one whose client is
+        gone (still detached) is released, one that cannot (searching and
+        deaf to ``stop``, faulted) is charged.  One that can ends its rest count."""
+        if remote.transport.detached:
+            remote.release()
+            return False
+        if remote.engine.searching:
+            await remote.engine.finish_search()
+        if remote.engine.healthy:
+            self.rests.pop((remote.token, remote.name), None)
+            return True
+        self._charge(remote, fault_reason(remote.engine))
         return False
-    if remote.engine.searching:
-        await remote.engine.finish_search()
-    if remote.engine.healthy:
-        return True
-    remote.release()
-    return False
+
+
+def _pair(idle: list[Remote]) -> tuple[Remote, Remote] | None:
+    """Who plays next among ``idle`` (the longest waiting first), None when
+    no two can: the longest waiting that has an opponent, against the longest
+    waiting of the others that is not its last opponent (that one only when
+    there is no other).  An engine never plays itself: two connections under
+    one name are one engine."""
+    for first in idle:
+        others = [remote for remote in idle if remote.name != first.name]
+        if others:
+            fresh = [remote for remote in others if remote is not first.last_opponent]
+            return first, (fresh or others)[0]
+    return None

@@ -22,6 +22,13 @@ What is relayed is decided in one place, :class:`~arbiter.server.relay.Relay`
 
 Both keep the engine's process, the handshake, the reconnects and the
 ``close`` on the trio side.
+
+The client ends for good only for a reason that is final (``specs/wire.md``
+§Reasons: a bad or revoked token, a refused name, the version, a broken wire,
+the server's stop) or one it does not know; for any other refusal or close (a
+limit full now, its engine's fault, the server's own choice) and for a drop
+it connects again with its backoff (:class:`_Backoff`), so that another
+peer's fault never ends it.
 """
 
 from __future__ import annotations
@@ -47,7 +54,13 @@ CLOSE_TIMEOUT = 1.0
 
 
 class ConnectError(Exception):
-    """The connection could not be made or was refused; the reason is the message."""
+    """The connection could not be made or was refused; the reason is the
+    message.  ``final``: trying again cannot help (else the client does, with
+    its backoff)."""
+
+    def __init__(self, message: str, *, final: bool = True):
+        super().__init__(message)
+        self.final = final
 
 
 class _Client:
@@ -98,11 +111,13 @@ class _Client:
         except WireError as exc:
             raise ConnectError(exc.reason) from None
         except trio.TooSlowError:
-            raise ConnectError(f"no answer to the hello within {wire.HANDSHAKE_TIMEOUT:g} s") from None
+            raise ConnectError(f"no answer to the hello within {wire.HANDSHAKE_TIMEOUT:g} s",
+                               final=False) from None
         if isinstance(answer, wire.Refusal):
-            raise ConnectError(f"refused: {answer.reason}")
+            raise ConnectError(f"refused: {answer.reason}", final=wire.is_final(answer.reason))
         if isinstance(answer, wire.Close):
-            raise ConnectError(f"closed by the server: {answer.reason}")
+            raise ConnectError(f"closed by the server: {answer.reason}",
+                               final=wire.is_final(answer.reason))
         assert isinstance(answer, wire.Welcome)  # the state allows nothing else
 
     async def run(self) -> None:
@@ -291,47 +306,81 @@ async def _open(host: str, port: int, tls: ssl.SSLContext | None) -> trio.abc.St
 #: within a move's time, spread out so that a restarting server is not hammered
 RECONNECT_FIRST_DELAY = 0.5
 RECONNECT_MAX_DELAY = 8.0
-#: failed reconnects in a row before the client gives up (about a minute of
-#: tries with the delays above: longer than a server restart, shorter than a
-#: game's clock at most time controls)
+#: failed tries in a row before the client gives up (about a minute of tries
+#: with the delays above: longer than a server restart, shorter than a game's
+#: clock at most time controls).  A failed try: a connection that could not be
+#: made, a hello refused for a reason that is not final, or a connection closed
+#: for its engine's fault before it finished a game (an engine that cannot play
+#: is not restarted for ever)
 RECONNECT_TRIES = 10
+
+
+class _Backoff:
+    """The waits between tries: :data:`RECONNECT_FIRST_DELAY` after a
+    connection that went well, doubled after each failed try up to
+    :data:`RECONNECT_MAX_DELAY`; :data:`RECONNECT_TRIES` failed tries in a
+    row end the client."""
+
+    def __init__(self) -> None:
+        self.delay, self.failures = RECONNECT_FIRST_DELAY, 0
+
+    def reset(self) -> None:
+        self.delay, self.failures = RECONNECT_FIRST_DELAY, 0
+
+    def failed(self, why: str) -> None:
+        """A failed try (``why``); :class:`ConnectError` if it was the last allowed."""
+        self.failures += 1
+        if self.failures >= RECONNECT_TRIES:
+            raise ConnectError(f"{why}; gave up after {self.failures} tries")
+
+    async def reopen(self, host: str, port: int, tls: ssl.SSLContext | None) -> trio.abc.Stream:
+        """A new stream to the server after the current delay, failed tries counted."""
+        while True:
+            await trio.sleep(self.delay)
+            self.delay = min(2 * self.delay, RECONNECT_MAX_DELAY)
+            try:
+                return await _open(host, port, tls)
+            except ConnectError as exc:
+                self.failed(str(exc))
 
 
 async def connect(host: str, port: int, token: str, config: EngineConfig, *,
                   timeouts: EngineTimeouts | None = None, log_dir: str | None = None,
                   tls: ssl.SSLContext | None = None) -> str:
     """Run the engine of ``config`` for the server at ``host``:``port`` until
-    the server closes the connection or the engine ends; the reason it ended.
-    A connection that drops (no ``close``) is made again, with a fresh
-    engine, after :data:`RECONNECT_FIRST_DELAY` doubling to
-    :data:`RECONNECT_MAX_DELAY`; the server gives back a game in progress
-    (``specs/wire.md`` §Disconnect and resume).  Raises :class:`ConnectError`
-    if the first connection cannot be made, a hello is refused, or
-    :data:`RECONNECT_TRIES` reconnects in a row fail.  The engine's process
-    group is gone on return, by every path."""
+    the server closes the connection for a final reason or the engine ends;
+    the reason it ended.  A connection that drops, or that the server refuses
+    or closes for a reason that is not final (``specs/wire.md`` §Reasons), is
+    made again, with a fresh engine, after :data:`RECONNECT_FIRST_DELAY`
+    doubling to :data:`RECONNECT_MAX_DELAY`; the server gives back a game in
+    progress (``specs/wire.md`` §Disconnect and resume).  Raises
+    :class:`ConnectError` if the first connection cannot be made, a hello is
+    refused for a final reason, or :data:`RECONNECT_TRIES` tries in a row
+    fail.  The engine's process group is gone on return, by every path."""
     hello = wire.Hello(wire.WIRE_VERSION, token, config.name or config.label, config.label)
     stream = await _open(host, port, tls)
-    delay, failures = RECONNECT_FIRST_DELAY, 0
+    backoff = _Backoff()
     while True:
         client = _Client(stream, EngineProcess(config, timeouts or EngineTimeouts(), log_dir))
-        await _relay(client, hello)
-        relay = client.relay
-        if relay.dropped is None or relay.ended is not None:
-            if relay.output_end is not None:  # the engine ended: why, in its words (here only)
-                return f"{relay.ended}{stderr_clause(client.process.stderr_tail())}"
-            return relay.ended or "the connection ended"
-        say(f"{relay.dropped}; reconnecting")
-        while True:
-            await trio.sleep(delay)
-            try:
-                stream = await _open(host, port, tls)
-                break
-            except ConnectError as exc:
-                failures += 1
-                if failures >= RECONNECT_TRIES:
-                    raise ConnectError(f"{exc}; gave up after {failures} tries") from None
-                delay = min(2 * delay, RECONNECT_MAX_DELAY)
-        delay, failures = RECONNECT_FIRST_DELAY, 0
+        try:
+            await _relay(client, hello)
+        except ConnectError as exc:
+            if exc.final:
+                raise
+            backoff.failed(str(exc))
+            say(f"{exc}; trying again in {backoff.delay:g} s")
+        else:
+            relay = client.relay
+            if relay.dropped is None or relay.ended is not None:
+                if relay.output_end is not None:  # the engine ended: why, in its words (here only)
+                    return f"{relay.ended}{stderr_clause(client.process.stderr_tail())}"
+                return relay.ended or "the connection ended"
+            if relay.faulted and not relay.games:
+                backoff.failed(relay.dropped)
+            else:
+                backoff.reset()
+            say(f"{relay.dropped}; reconnecting")
+        stream = await backoff.reopen(host, port, tls)
 
 
 async def _relay(client: _Client, hello: wire.Hello) -> None:

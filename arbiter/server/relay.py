@@ -11,9 +11,10 @@ over a plain TCP socket)::
     to_server = relay.eof(status)              # after the output ended: the eof frame
 
 The loops write the bytes returned and look at :attr:`Relay.ended` (the
-relay is over: the server closed, the engine ended, the server broke the
-wire) and :attr:`Relay.dropped` (the connection dropped: a reconnect may
-follow) after each call.
+relay is over: the server closed for a final reason, the engine ended, the
+server broke the wire) and :attr:`Relay.dropped` (the connection dropped, or
+the server closed it for a reason that is not final: a reconnect follows)
+after each call.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ class Relay:
     ``close`` ends the relay; the engine's output becomes ``lines`` frames
     (the one carrying a ``bestmove`` with ``think``: the time from the
     ``go`` handed to the engine to the ``bestmove`` read, on
-    :func:`time.monotonic`), then one ``eof``.
+    :func:`time.monotonic`), then one ``eof``.  A ``close`` whose reason is
+    final (:func:`protocol.wire.is_final`) ends the relay; any other is a
+    drop (the client connects again).
 
     Not thread-safe: one loop at a time calls it."""
 
@@ -51,8 +54,13 @@ class Relay:
         self.go_at: float | None = None  # when the last go line was handed to the engine
         #: why the relay ended (None: it goes on, or it dropped)
         self.ended: str | None = None
-        #: why the connection dropped without a close (a reconnect may follow)
+        #: why the connection dropped, or was closed for a reason that is not
+        #: final (a reconnect follows)
         self.dropped: str | None = None
+        #: the server closed the connection for a fault of the engine (its ``fault`` reason)
+        self.faulted = False
+        #: games of this connection the server said were over (``game_over``)
+        self.games = 0
         #: the engine's output ended: the eof's reason (``closed``, ``overlong``)
         self.output_end: str | None = None
 
@@ -87,9 +95,14 @@ class Relay:
                 elif isinstance(frame, wire.Resume):
                     say(f"resuming game {frame.game} at ply {frame.ply}")
                 elif isinstance(frame, wire.GameOver):
+                    self.games += 1
                     say(f"game {frame.game}: {frame.result} ({frame.termination})")
                 elif isinstance(frame, wire.Close):
-                    self.ended = f"the server closed the connection ({frame.reason})"
+                    why = f"the server closed the connection ({frame.reason})"
+                    if wire.is_final(frame.reason):
+                        self.ended = why
+                    else:
+                        self.dropped, self.faulted = why, wire.FAULT.says(frame.reason)
                     return b"", replies
         except WireError as exc:
             if "without a close" in exc.reason or "inside a frame" in exc.reason:

@@ -25,7 +25,7 @@ from arbiter.games import Game
 from arbiter.record import GameRecord
 from arbiter.tokens import TokenStore
 
-from .listener import Listener, Log, Registry, Remote
+from .listener import Listener, Log, Registry, Remote, fault_reason
 from .remote_record import seat_remote_engines, settle_remote_record
 
 __all__ = ["REMOTE_PREFIX", "DEFAULT_WAIT_ENGINES", "RemoteWaitError", "RemoteEngines",
@@ -79,8 +79,10 @@ class RemoteEngines:
         finally:
             remote.busy = False
             remote.idle_since = trio.current_time()
-            if not remote.engine.healthy or remote.transport.detached:
-                remote.release()  # a fresh connection is waited for next time
+            if remote.transport.detached:
+                remote.release()  # its client is gone: a fresh connection is waited for
+            elif not remote.engine.healthy:  # its fault: its client reconnects a fresh engine
+                remote.release(fault_reason(remote.engine))
             self.registry.changed()
 
     async def _connected(self, name: str) -> Remote:
