@@ -100,3 +100,29 @@ def _keys(db: Path) -> list[tuple]:
 
     with sqlite3.connect(db) as conn:
         return conn.execute("select key from games").fetchall()
+
+
+def test_stop_drains_a_servers_arenas(tmp_path):
+    """§Stopping, `arbiter serve`: asked to stop, the server pairs no new
+    game, lets the game in progress end (stored), exits 0 with its arena
+    `stopped`; its clients are told the server stops (a final reason) and
+    end with 0; no engine is left."""
+    from server_peers import Server, add_token, connect
+
+    db, tag = tmp_path / "server.db", f"arbiter-test-{uuid.uuid4()}"
+    alice, bob = add_token(db, "alice"), add_token(db, "bob")
+    server = Server(db, tag)
+    clients = [connect(server, alice, "ra", tag), connect(server, bob, "rb", tag)]
+    try:
+        server.wait_games(2)
+        asked = invoke("stop", "--db", db)
+        assert asked.returncode == 0 and f"(pid {server.proc.pid})" in asked.stdout, asked.stderr
+        assert server.proc.wait(PROCESS_TIMEOUT) == 0, "".join(server.lines)
+        ends = [client.wait(PROCESS_TIMEOUT) for client in clients]
+    finally:
+        for proc in (server.proc, *clients):
+            proc.kill()
+    assert "stopped (arbiter stop)" in "".join(server.lines)
+    assert ends == [0, 0]
+    assert one(db, "select status from tournaments")[0] == "stopped"
+    assert wait_gone(tag) == []

@@ -175,16 +175,18 @@ def serve(
         specs = [ArenaSpec.parse(text) for text in arena]
     except ArenaSpecError as exc:
         fail(str(exc))
-    from arbiter.server.serve import serve_forever
+    from arbiter.server.serve import Server
     from arbiter.store import StoreError, TournamentBusyError
 
-    def main():
-        return serve_forever(db, host, port, specs, tls=tls)
+    server = Server(db, host, port, specs, tls=tls)
+    main: Callable[[], Awaitable[None]] = server.run
     if http is not None:  # the web view in the same trio run (arbiter/cli/web.py)
         from arbiter.cli.web import with_web_view
         main = with_web_view(main, db, http)
     try:
-        run_interruptible(main)
+        run_interruptible(main, drain=server.drain)
+        print("arbiter serve: stopped (arbiter stop): the games in progress ended and are stored",
+              file=sys.stderr)
     except (StoreError, TokenError, TournamentBusyError) as exc:
         fail(str(exc))
     except OSError as exc:

@@ -140,26 +140,38 @@ class Arena:
         self.log = log
         self._seq = store.count_games(tournament_id)
         self._pairs = 0
+        self.draining = False  # arbiter stop: pair no new game
         #: the games in progress as readers of the database see them (arbiter/live.py)
         self.live = LiveGames(store, tournament_id, spec.game)
+
+    def drain(self) -> None:
+        """Pair no new game (``arbiter stop``): :meth:`run` returns once the
+        games in progress have ended and are stored."""
+        self.draining = True
+        self.registry.changed()  # the pairing loop looks again
 
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self.live.keep_written)
-            while True:
-                now = trio.current_time()
-                idle = [remote for remote in self.registry.idle()  # (None: no game option)
-                        if remote.engine.session.plays(self.spec.game) is not False
-                        and self._rest_end(remote) <= now]
-                pair = _pair(idle)
-                if pair is None:
-                    with trio.move_on_at(self._next_rest_end(now)):
-                        await self.registry.wait_change()
-                    continue
-                first, second = pair
-                first.busy = second.busy = True
-                self._pairs += 1
-                nursery.start_soon(self._play_pair, self._pairs, first, second)
+            async with trio.open_nursery() as pairs:
+                await self._pair_until_drained(pairs)
+            nursery.cancel_scope.cancel()  # drained, its games over: the live rows' writer goes
+
+    async def _pair_until_drained(self, pairs: trio.Nursery) -> None:
+        while not self.draining:
+            now = trio.current_time()
+            idle = [remote for remote in self.registry.idle()  # (None: no game option)
+                    if remote.engine.session.plays(self.spec.game) is not False
+                    and self._rest_end(remote) <= now]
+            pair = _pair(idle)
+            if pair is None:
+                with trio.move_on_at(self._next_rest_end(now)):
+                    await self.registry.wait_change()
+                continue
+            first, second = pair
+            first.busy = second.busy = True
+            self._pairs += 1
+            pairs.start_soon(self._play_pair, self._pairs, first, second)
 
     def _rest_end(self, remote: Remote) -> float:
         return self.rests.get((remote.token, remote.name), (0, -math.inf))[1]
@@ -190,8 +202,8 @@ class Arena:
                 if record is not None:
                     stored = await self._store(pair, index, record, white, black)
                 self.live.ended(key, stored)
-                if record is None:  # not played: the one at fault is charged, the other free
-                    break
+                if record is None or self.draining:  # not played (the one at fault is
+                    break  # charged, the other free), or the server stops: no new game
                 fit = [await self._fit(white), await self._fit(black)]  # both checked
                 if not all(fit):
                     break

@@ -1,8 +1,10 @@
-"""``arbiter serve``: the listener and the arenas of one server, until cancelled.
+"""``arbiter serve``: the listener and the arenas of one server.
 
-Cancellation (the command line's Ctrl-C or SIGTERM) is the only way out:
-games in progress are abandoned (not stored), connections closed, each
-arena's tournament marked ``interrupted``.
+Cancellation (the command line's Ctrl-C or SIGTERM) stops it at once: games
+in progress are abandoned (not stored), connections closed, each arena's
+tournament marked ``interrupted``.  :meth:`Server.drain` (``arbiter stop``)
+stops it gracefully: no new game is paired, the games in progress end and
+are stored, then the server ends, each arena ``stopped``.
 """
 
 from __future__ import annotations
@@ -14,13 +16,13 @@ from functools import partial
 
 import trio
 
-from arbiter.store import INTERRUPTED, RUNNING, Store
+from arbiter.store import INTERRUPTED, RUNNING, STOPPED, Store
 from arbiter.tokens import TokenStore
 
 from .arena import Arena, ArenaSpec, open_arena
 from .listener import Listener, Registry
 
-__all__ = ["serve_forever"]
+__all__ = ["Server"]
 
 
 def _log(text: str) -> None:
@@ -35,38 +37,61 @@ def server_tls(cert: str, key: str) -> ssl.SSLContext:
     return context
 
 
-async def serve_forever(db: str, host: str, port: int, specs: list[ArenaSpec], *,
-                        tls: ssl.SSLContext | None = None) -> None:
-    """Listen on ``host``:``port`` (0: any free port; the one taken is
-    logged as ``listening on HOST:PORT``) and run an :class:`Arena` per spec.
-    With ``tls`` every connection is a TLS stream (its handshake inside the
-    wire's handshake timeout)."""
-    with ExitStack() as stack:
-        store = stack.enter_context(Store(db))
-        tokens = stack.enter_context(TokenStore(db))
-        registry = Registry()
-        listener = Listener(tokens, registry, log=_log)
-        arenas = []
-        for spec in specs:
-            tournament_id = open_arena(store, spec)
-            stack.enter_context(store.claim_run(tournament_id))
-            store.set_status(tournament_id, RUNNING)
-            stack.callback(store.set_status, tournament_id, INTERRUPTED, "the server stopped")
-            arenas.append(Arena(spec, registry, store, tournament_id, log=_log))
-        tcp = await trio.open_tcp_listeners(port, host=host)
-        bound = tcp[0].socket.getsockname()
-        listeners: list[trio.abc.Listener[trio.abc.Stream]] = list(tcp)
-        if tls is not None:
-            listeners = [trio.SSLListener(one, tls, https_compatible=False) for one in tcp]
-        if tls is not None:
-            _log("TLS: every connection is encrypted")
-        _log(f"listening on {host}:{bound[1]}")
-        async with trio.open_nursery() as nursery:
-            for arena in arenas:
-                nursery.start_soon(arena.run)
-            nursery.start_soon(partial(trio.serve_listeners, partial(_guarded, listener),
-                                       listeners))
-            await trio.sleep_forever()
+class Server:
+    """``arbiter serve``'s server: :meth:`run` listens on ``host``:``port``
+    (0: any free port; the one taken is logged as ``listening on
+    HOST:PORT``) and runs an :class:`Arena` per spec until cancelled, or
+    until :meth:`drain` (``arbiter stop``) has let every arena's games in
+    progress end.  With ``tls`` every connection is a TLS stream (its
+    handshake inside the wire's handshake timeout)."""
+
+    def __init__(self, db: str, host: str, port: int, specs: list[ArenaSpec], *,
+                 tls: ssl.SSLContext | None = None):
+        self.db, self.host, self.port, self.specs, self.tls = db, host, port, specs, tls
+        self.arenas: list[Arena] = []
+        self.drained: str | None = None  # why the server was asked to stop gracefully
+
+    def drain(self, reason: str) -> None:
+        """Pair no new game in any arena; the server ends once the games in
+        progress are over (each stored), its arenas' status ``stopped``."""
+        if self.drained is None:
+            self.drained = reason
+            _log(f"{reason}: no new game is paired; stopping once the games in progress end")
+            for arena in self.arenas:
+                arena.drain()
+
+    async def run(self) -> None:
+        with ExitStack() as stack:
+            store = stack.enter_context(Store(self.db))
+            tokens = stack.enter_context(TokenStore(self.db))
+            registry = Registry()
+            listener = Listener(tokens, registry, log=_log)
+            for spec in self.specs:
+                tournament_id = open_arena(store, spec)
+                stack.enter_context(store.claim_run(tournament_id))
+                store.set_status(tournament_id, RUNNING)
+                stack.callback(self._ended, store, tournament_id)
+                self.arenas.append(Arena(spec, registry, store, tournament_id, log=_log))
+            tcp = await trio.open_tcp_listeners(self.port, host=self.host)
+            bound = tcp[0].socket.getsockname()
+            listeners: list[trio.abc.Listener[trio.abc.Stream]] = list(tcp)
+            if self.tls is not None:
+                listeners = [trio.SSLListener(one, self.tls, https_compatible=False) for one in tcp]
+                _log("TLS: every connection is encrypted")
+            _log(f"listening on {self.host}:{bound[1]}")
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(partial(trio.serve_listeners, partial(_guarded, listener),
+                                           listeners))
+                async with trio.open_nursery() as games:
+                    for arena in self.arenas:
+                        games.start_soon(arena.run)
+                nursery.cancel_scope.cancel()  # every arena drained: the listener goes too
+
+    def _ended(self, store: Store, tournament_id: int) -> None:
+        if self.drained is not None:
+            store.set_status(tournament_id, STOPPED, f"the server stopped ({self.drained})")
+        else:
+            store.set_status(tournament_id, INTERRUPTED, "the server stopped")
 
 
 async def _guarded(listener: Listener, stream: trio.abc.Stream) -> None:
