@@ -50,6 +50,7 @@ class Server:
         self.db, self.host, self.port, self.specs, self.tls = db, host, port, specs, tls
         self.arenas: list[Arena] = []
         self.drained: str | None = None  # why the server was asked to stop gracefully
+        self._drain_asked = trio.Event()  # set by drain (called on the server's loop)
 
     def drain(self, reason: str) -> None:
         """Pair no new game in any arena; the server ends once the games in
@@ -59,6 +60,7 @@ class Server:
             _log(f"{reason}: no new game is paired; stopping once the games in progress end")
             for arena in self.arenas:
                 arena.drain()
+            self._drain_asked.set()
 
     async def run(self) -> None:
         with ExitStack() as stack:
@@ -85,7 +87,10 @@ class Server:
                 async with trio.open_nursery() as games:
                     for arena in self.arenas:
                         games.start_soon(arena.run)
-                nursery.cancel_scope.cancel()  # every arena drained: the listener goes too
+                # Arenas end only once drained; a server without one serves
+                # until cancelled or drained (nothing in progress to wait for).
+                await self._drain_asked.wait()
+                nursery.cancel_scope.cancel()  # drained: the listener goes too
 
     def _ended(self, store: Store, tournament_id: int) -> None:
         if self.drained is not None:
