@@ -17,6 +17,7 @@ as often as it can.  This is the only module of ``protocol/`` that does I/O.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import sys
@@ -27,15 +28,23 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, ClassVar, TextIO
 
 from arbiter.games import GAME_NAMES, Game, GameError, Position, get_game
+from protocol.reserve import OverheadMeter, reserve_ms  # absolute: the SDK module may move
 
 from . import messages as m
 from .codec import LineSplitter, ProtocolError, parse_arbiter_line, tokenize
 from .query import query_answer
 
-#: Milliseconds kept back from every time budget: the SDK's own latency
-#: (reading the line, building the position, writing ``bestmove``) on a busy
-#: machine.  The arbiter's clock runs from ``go`` written to ``bestmove`` read.
+#: Milliseconds kept back from every time budget at least (the floor of the
+#: reserve; a ``movetime`` keeps at most a quarter of itself as the floor):
+#: the SDK's own latency (reading the line, building the position, writing
+#: ``bestmove``) on a busy machine.  The arbiter's clock runs from ``go``
+#: written to ``bestmove`` read.  Where the SDK has measured itself slower,
+#: the reserve is its measured overhead instead (:mod:`protocol.reserve`).
 MOVE_OVERHEAD_MS = 30
+
+#: An environment variable: ``fixed`` makes the SDK keep the fixed floor
+#: alone, not its measured overhead (the baseline of ``bench/engines.py``).
+RESERVE_ENV = "ARBITER_SDK_RESERVE"
 
 #: With a clock and no ``movestogo``, plan as if this many moves remain.
 DEFAULT_MOVES_TO_GO = 30
@@ -55,22 +64,30 @@ DEFAULT_BUDGET_MS = 1_000
 MAX_UNCHECKED_MS = 5.0
 
 
-def time_budget_ms(go: m.Go, mover_is_p1: bool) -> float | None:
+def time_budget_ms(go: m.Go, mover_is_p1: bool, measured_ms: float = 0.0) -> float | None:
     """Milliseconds this move may take, or None for no time limit.
 
-    With a clock: the remaining time spread over the moves to go (30 when
-    ``movestogo`` is absent, ``movestogo + 1`` when present, so the last move
-    before a time control keeps a reserve), plus half the increment, never more
-    than half the clock, minus :data:`MOVE_OVERHEAD_MS`.  ``movetime`` is a
-    hard cap.  With ``infinite`` or only depth/nodes: None.
+    The reserve kept back for the SDK's own overhead is
+    :func:`protocol.reserve.reserve_ms` of a floor and ``measured_ms``, the
+    worst overhead measured of the recent searches (0: none measured): the
+    floor is :data:`MOVE_OVERHEAD_MS`, for ``movetime`` at most a quarter of
+    it; the measured overhead, with the legs it cannot measure, replaces the floor
+    where it is larger.
+
+    ``movetime`` less the reserve is a hard cap.  With a clock: the remaining
+    time less the reserve, spread over the moves to go (30 when ``movestogo``
+    is absent, ``movestogo + 1`` when present, so the last move before a time
+    control keeps a reserve), plus half the increment, never more than half
+    of it.  With ``infinite`` or only depth/nodes: None.
     """
     budgets: list[float] = []
     if go.movetime is not None:
-        budgets.append(go.movetime - min(MOVE_OVERHEAD_MS, go.movetime / 4))
+        floor = min(MOVE_OVERHEAD_MS, go.movetime / 4)
+        budgets.append(go.movetime - reserve_ms(floor, measured_ms))
     clock = go.p1time if mover_is_p1 else go.p2time
     if clock is not None:
         increment = (go.p1inc if mover_is_p1 else go.p2inc) or 0
-        remaining = max(0.0, clock - MOVE_OVERHEAD_MS)
+        remaining = max(0.0, clock - reserve_ms(MOVE_OVERHEAD_MS, measured_ms))
         moves_to_go = go.movestogo + 1 if go.movestogo else DEFAULT_MOVES_TO_GO
         share = remaining / moves_to_go + increment / 2
         budgets.append(min(share, remaining * MAX_CLOCK_SHARE))
@@ -96,7 +113,15 @@ class SearchLimits:
     :attr:`longest_unchecked` is the longest such stretch, in seconds, the
     SDK's work before ``bestmove`` included.  It is what makes an engine
     late, whatever the machine's load, so it is what the sample engines are
-    tested on (:data:`MAX_UNCHECKED_MS`)."""
+    tested on (:data:`MAX_UNCHECKED_MS`).
+
+    The same looks measure wall-clock time too: :attr:`longest_gap` is the
+    longest stretch between two looks (from :meth:`begin`), and
+    :meth:`answered` (the SDK calls it when ``bestmove`` is written) adds the
+    stretch from the last look to the answer: :meth:`overhead_ms`, how late
+    the answer would have been had the deadline fallen just after a look.
+    The SDK's :class:`~protocol.reserve.OverheadMeter` keeps it for the
+    reserve of the next searches."""
 
     budget: float | None = None
     depth: int | None = None
@@ -106,12 +131,17 @@ class SearchLimits:
     start: float = field(default_factory=time.monotonic)
     stop_event: threading.Event = field(default_factory=threading.Event)
     longest_unchecked: float = 0.0
+    longest_gap: float = 0.0
+    answer_lag: float = 0.0
     _cpu_mark: float = field(default_factory=time.thread_time, repr=False)
+    _wall_mark: float = field(default_factory=time.monotonic, repr=False)
 
     @classmethod
-    def from_go(cls, go: m.Go, mover_is_p1: bool, start: float | None = None) -> SearchLimits:
-        """The limits of ``go``; ``start`` when it was read (default: now)."""
-        budget = time_budget_ms(go, mover_is_p1)
+    def from_go(cls, go: m.Go, mover_is_p1: bool, start: float | None = None,
+                measured_ms: float = 0.0) -> SearchLimits:
+        """The limits of ``go``; ``start`` when it was read (default: now);
+        ``measured_ms`` the SDK's measured overhead (:func:`time_budget_ms`)."""
+        budget = time_budget_ms(go, mover_is_p1, measured_ms)
         return cls(
             budget=None if budget is None else budget / 1000,
             depth=go.depth,
@@ -122,16 +152,32 @@ class SearchLimits:
         )
 
     def begin(self) -> None:
-        """The search thread starts: the CPU count of :meth:`stopped` starts now."""
+        """The search thread starts: the counts of :meth:`stopped` start now."""
         self._cpu_mark = time.thread_time()
+        self._wall_mark = time.monotonic()
 
-    def checked(self) -> None:
-        """Count the CPU time since the last look at the clock (see the class docstring)."""
-        now = time.thread_time()
-        stretch = now - self._cpu_mark
+    def checked(self, now: float | None = None) -> None:
+        """Count the CPU and wall time since the last look at the clock
+        (``now``: the monotonic time of this look, if already read)."""
+        cpu = time.thread_time()
+        stretch = cpu - self._cpu_mark
         if stretch > self.longest_unchecked:
             self.longest_unchecked = stretch
-        self._cpu_mark = now
+        self._cpu_mark = cpu
+        wall = time.monotonic() if now is None else now
+        gap = wall - self._wall_mark
+        if gap > self.longest_gap:
+            self.longest_gap = gap
+        self._wall_mark = wall
+
+    def answered(self) -> None:
+        """``bestmove`` was written: the stretch since the last look is the answer's lag."""
+        self.answer_lag = time.monotonic() - self._wall_mark
+
+    def overhead_ms(self) -> float:
+        """How late this search would have answered, at worst, had its deadline
+        fallen just after one of its looks (see the class docstring), in ms."""
+        return (self.longest_gap + self.answer_lag) * 1000
 
     @classmethod
     def fixed(cls, *, nodes: int | None = None, depth: int | None = None,
@@ -156,9 +202,10 @@ class SearchLimits:
 
     def stopped(self) -> bool:
         """True when the search must end now: ``stop`` came or time is up."""
-        self.checked()
+        now = time.monotonic()
+        self.checked(now)
         return self.stop_event.is_set() or (
-            self.budget is not None and time.monotonic() - self.start >= self.budget
+            self.budget is not None and now - self.start >= self.budget
         )
 
 
@@ -292,6 +339,10 @@ class EngineRunner:
         self._search: threading.Thread | None = None
         self._limits: SearchLimits | None = None
         self._read_at = time.monotonic()  # when the input being handled was read
+        #: The SDK's overhead over its recent timed searches (protocol.reserve).
+        self.meter = OverheadMeter()
+        #: False: keep the fixed reserve alone (``ARBITER_SDK_RESERVE=fixed``).
+        self.measured_reserve = os.environ.get(RESERVE_ENV, "") != "fixed"
         engine._emit = self.write
 
     @property
@@ -377,6 +428,7 @@ class EngineRunner:
                 self._set_option(msg)
             elif isinstance(msg, m.UgiNewGame):
                 self.engine.new_game()
+                _settle_memory()
             elif isinstance(msg, m.SetPosition):
                 self._set_position(msg)
             elif isinstance(msg, m.Go):
@@ -433,7 +485,8 @@ class EngineRunner:
             self.write(m.BestMove("none").to_line())
             return
         mover_is_p1 = position.to_move is position.game.first
-        limits = SearchLimits.from_go(go, mover_is_p1, start=self._read_at)
+        measured = self.meter.worst_ms() if self.measured_reserve else 0.0
+        limits = SearchLimits.from_go(go, mover_is_p1, start=self._read_at, measured_ms=measured)
         self._limits = limits
         self._search = threading.Thread(
             target=self._search_and_answer, args=(position, limits), name="search", daemon=True
@@ -441,7 +494,23 @@ class EngineRunner:
         self._search.start()
 
     def _search_and_answer(self, position: Position, limits: SearchLimits) -> None:
-        """The worker thread: whatever the engine does, exactly one bestmove."""
+        """The worker thread: whatever the engine does, exactly one bestmove.
+
+        A timed search runs with Python's cyclic garbage collector paused
+        (a full collection over a search tree's garbage took up to 45 ms on
+        a loaded machine, past any deadline): it collects once the answer is
+        written, when the clock has stopped."""
+        collector_paused = limits.budget is not None and not limits.infinite and gc.isenabled()
+        if collector_paused:
+            gc.disable()
+        try:
+            self._search_then_answer(position, limits)
+        finally:
+            if collector_paused:
+                gc.enable()
+                gc.collect()
+
+    def _search_then_answer(self, position: Position, limits: SearchLimits) -> None:
         limits.begin()
         legal = position.legal_moves()
         move = legal[0] if legal else "none"
@@ -463,6 +532,9 @@ class EngineRunner:
             limits.begin()  # (waiting is no work)
         limits.checked()  # the stretch from the engine's last look to the answer
         self.write(m.BestMove(move).to_line())
+        limits.answered()
+        if limits.budget is not None and not limits.infinite:
+            self.meter.record(limits.overhead_ms())
 
     def wait_search(self) -> None:
         """Wait until the running search (if any) has written its ``bestmove``
@@ -478,6 +550,16 @@ class EngineRunner:
             self._search.join()
         if not self._search.is_alive():
             self._search = None
+
+
+def _settle_memory() -> None:
+    """Between games (``uginewgame``, on no clock): collect, then freeze what
+    is left (the referee's tables, the engine's state) out of the cyclic
+    collector's sight, so that the collection after each timed search
+    (:meth:`EngineRunner._search_and_answer`) looks only at what the game
+    allocated: milliseconds instead of tens of them."""
+    gc.collect()
+    gc.freeze()
 
 
 def run(engine_class: type[Engine], argv: list[str] | None = None) -> None:
@@ -514,4 +596,4 @@ def run(engine_class: type[Engine], argv: list[str] | None = None) -> None:
 
 
 __all__ = ["Engine", "EngineRunner", "SearchLimits", "run", "time_budget_ms", "query_answer",
-           "MOVE_OVERHEAD_MS", "MAX_UNCHECKED_MS"]
+           "MOVE_OVERHEAD_MS", "MAX_UNCHECKED_MS", "RESERVE_ENV", "OverheadMeter"]
