@@ -343,6 +343,9 @@ class EngineRunner:
         self.meter = OverheadMeter()
         #: False: keep the fixed reserve alone (``ARBITER_SDK_RESERVE=fixed``).
         self.measured_reserve = os.environ.get(RESERVE_ENV, "") != "fixed"
+        #: False: leave the cyclic collector running during timed searches
+        #: (only ``bench/engines.py --collector`` does, to compare).
+        self.pause_collector = True
         engine._emit = self.write
 
     @property
@@ -500,7 +503,8 @@ class EngineRunner:
         (a full collection over a search tree's garbage took up to 45 ms on
         a loaded machine, past any deadline): it collects once the answer is
         written, when the clock has stopped."""
-        collector_paused = limits.budget is not None and not limits.infinite and gc.isenabled()
+        collector_paused = (self.pause_collector and limits.budget is not None
+                            and not limits.infinite and gc.isenabled())
         if collector_paused:
             gc.disable()
         try:
