@@ -118,8 +118,10 @@ class SearchLimits:
     The same looks measure wall-clock time too: :attr:`longest_gap` is the
     longest stretch between two looks (from :meth:`begin`), and
     :meth:`answered` (the SDK calls it when ``bestmove`` is written) adds the
-    stretch from the last look to the answer: :meth:`overhead_ms`, how late
-    the answer would have been had the deadline fallen just after a look.
+    stretch from the last look to the answer, and :meth:`settled` the SDK's
+    work after it (while it cannot read the next ``go``): :meth:`overhead_ms`,
+    how late the answer would have been had the deadline fallen just after a
+    look.
     The SDK's :class:`~protocol.reserve.OverheadMeter` keeps it for the
     reserve of the next searches."""
 
@@ -133,8 +135,10 @@ class SearchLimits:
     longest_unchecked: float = 0.0
     longest_gap: float = 0.0
     answer_lag: float = 0.0
+    settle_lag: float = 0.0
     _cpu_mark: float = field(default_factory=time.thread_time, repr=False)
     _wall_mark: float = field(default_factory=time.monotonic, repr=False)
+    _answered_at: float = field(default_factory=time.monotonic, repr=False)
 
     @classmethod
     def from_go(cls, go: m.Go, mover_is_p1: bool, start: float | None = None,
@@ -172,12 +176,21 @@ class SearchLimits:
 
     def answered(self) -> None:
         """``bestmove`` was written: the stretch since the last look is the answer's lag."""
-        self.answer_lag = time.monotonic() - self._wall_mark
+        self._answered_at = time.monotonic()
+        self.answer_lag = self._answered_at - self._wall_mark
+
+    def settled(self) -> None:
+        """The SDK's work after ``bestmove`` (the collection of the search's
+        garbage) is done: a ``go`` arriving meanwhile was read, and its
+        clock started, that much late."""
+        self.settle_lag = time.monotonic() - self._answered_at
 
     def overhead_ms(self) -> float:
         """How late this search would have answered, at worst, had its deadline
-        fallen just after one of its looks (see the class docstring), in ms."""
-        return (self.longest_gap + self.answer_lag) * 1000
+        fallen just after one of its looks, and the next search's ``go`` be
+        read late by the SDK's work after this answer (see the class
+        docstring), in ms."""
+        return (self.longest_gap + self.answer_lag + self.settle_lag) * 1000
 
     @classmethod
     def fixed(cls, *, nodes: int | None = None, depth: int | None = None,
@@ -502,9 +515,10 @@ class EngineRunner:
         A timed search runs with Python's cyclic garbage collector paused
         (a full collection over a search tree's garbage took up to 45 ms on
         a loaded machine, past any deadline): it collects once the answer is
-        written, when the clock has stopped."""
-        collector_paused = (self.pause_collector and limits.budget is not None
-                            and not limits.infinite and gc.isenabled())
+        written, when the clock has stopped -- unless the opponent answers
+        at once, so the collection counts in the measured overhead."""
+        timed = limits.budget is not None and not limits.infinite
+        collector_paused = self.pause_collector and timed and gc.isenabled()
         if collector_paused:
             gc.disable()
         try:
@@ -513,6 +527,9 @@ class EngineRunner:
             if collector_paused:
                 gc.enable()
                 gc.collect()
+                limits.settled()
+        if timed:
+            self.meter.record(limits.overhead_ms())
 
     def _search_then_answer(self, position: Position, limits: SearchLimits) -> None:
         limits.begin()
@@ -537,8 +554,6 @@ class EngineRunner:
         limits.checked()  # the stretch from the engine's last look to the answer
         self.write(m.BestMove(move).to_line())
         limits.answered()
-        if limits.budget is not None and not limits.infinite:
-            self.meter.record(limits.overhead_ms())
 
     def wait_search(self) -> None:
         """Wait until the running search (if any) has written its ``bestmove``

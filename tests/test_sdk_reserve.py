@@ -157,8 +157,12 @@ def test_a_timed_search_runs_with_the_cyclic_collector_paused():
     assert gc.isenabled()
     _Dawdler.collector_on.clear()
     runner = sdk.EngineRunner(_Dawdler("troll"), stdin=0, stdout=io.StringIO())
-    _search(runner, "go movetime 100")
+    timed = _search(runner, "go movetime 100")
     assert gc.isenabled()
+    # the collection after the answer delays the next read: it is measured too
+    assert timed.settle_lag > 0
+    assert runner.meter.worst_ms() == pytest.approx(
+        (timed.longest_gap + timed.answer_lag + timed.settle_lag) * 1000)
     _search(runner, "go depth 1")  # no clock: nothing to protect
     assert _Dawdler.collector_on == [False, True]
     assert gc.isenabled()
