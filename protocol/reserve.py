@@ -15,9 +15,11 @@ as much again for the legs it cannot measure, and the pipes' allowance.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 
-__all__ = ["RESERVE_WINDOW", "PIPE_ALLOWANCE_MS", "UNMEASURED_SHARE", "OverheadMeter", "reserve_ms"]
+__all__ = ["RESERVE_WINDOW", "PIPE_ALLOWANCE_MS", "UNMEASURED_SHARE", "PROBE_NAPS", "OverheadMeter",
+           "reserve_ms", "scheduling_delay_ms"]
 
 #: Moves whose measured overhead the reserve covers: the worst of the last 16
 #: timed searches.  Load on a machine comes and goes over seconds (another
@@ -39,6 +41,27 @@ PIPE_ALLOWANCE_MS = 1.0
 #: 2-core machine at load 4, ``arbiter match`` saw ``bestmove`` up to 10 ms
 #: later than the engine had measured itself late.
 UNMEASURED_SHARE = 1.0
+
+
+#: Naps of :func:`scheduling_delay_ms`: ten 1 ms naps, about 10 ms on an
+#: idle machine, spent between games (``uginewgame``, on no clock).
+PROBE_NAPS = 10
+
+
+def scheduling_delay_ms(naps: int = PROBE_NAPS) -> float:
+    """How long this process waited to run again, at worst, after ``naps``
+    naps of 1 ms each: the machine's scheduling delay now, in ms.
+
+    The SDK records it in its meter at every ``uginewgame``, so that the
+    first moves of a game, before any search was measured, keep a reserve
+    that fits a loaded machine (a process at load 5 on 2 cores woke up to
+    tens of ms late) as well as the later ones."""
+    worst = 0.0
+    for _ in range(naps):
+        before = time.monotonic()
+        time.sleep(0.001)
+        worst = max(worst, time.monotonic() - before - 0.001)
+    return worst * 1000
 
 
 class OverheadMeter:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, ClassVar, TextIO
 
 from arbiter.games import GAME_NAMES, Game, GameError, Position, get_game
-from protocol.reserve import OverheadMeter, reserve_ms  # absolute: the SDK module may move
+from protocol.reserve import OverheadMeter, reserve_ms, scheduling_delay_ms  # absolute: the SDK module may move
 
 from . import messages as m
 from .codec import LineSplitter, ProtocolError, parse_arbiter_line, tokenize
@@ -445,6 +445,7 @@ class EngineRunner:
             elif isinstance(msg, m.UgiNewGame):
                 self.engine.new_game()
                 _settle_memory()
+                self.meter.record(scheduling_delay_ms())  # the reserve of the first moves
             elif isinstance(msg, m.SetPosition):
                 self._set_position(msg)
             elif isinstance(msg, m.Go):

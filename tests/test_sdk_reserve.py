@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import io
 import json
+import os
 import sqlite3
 import time
 
@@ -27,6 +28,7 @@ from protocol.reserve import (
     UNMEASURED_SHARE,
     OverheadMeter,
     reserve_ms,
+    scheduling_delay_ms,
 )
 from protocol.sdk import MOVE_OVERHEAD_MS, SearchLimits, time_budget_ms
 
@@ -135,6 +137,18 @@ def test_the_runner_measures_each_timed_search_and_reserves_it():
     assert runner.meter.worst_ms() == max(first.overhead_ms(), second.overhead_ms())
 
 
+def test_a_new_game_measures_the_machine_for_its_first_moves():
+    """Before any search was measured, ``uginewgame`` (on no clock) puts the
+    machine's scheduling delay in the meter: the first moves' reserve."""
+    assert scheduling_delay_ms(naps=2) >= 0
+    runner = sdk.EngineRunner(_Dawdler("troll"), stdin=0, stdout=io.StringIO())
+    runner.handle("uginewgame")
+    assert len(runner.meter) == 1
+    probed = runner.meter.worst_ms()
+    first = _search(runner, "go movetime 200")
+    assert first.budget == pytest.approx(time_budget_ms(m.Go(movetime=200), True, probed) / 1000)
+
+
 def test_untimed_searches_are_not_measured():
     runner = sdk.EngineRunner(_Dawdler("troll"), stdin=0, stdout=io.StringIO())
     _search(runner, "go depth 1")
@@ -171,11 +185,21 @@ def test_a_timed_search_runs_with_the_cyclic_collector_paused():
 # --- a real match -----------------------------------------------------------------------
 
 
+def _busier_than_its_cores() -> bool:
+    """The promise is for an idle machine (issue 30): on one that runs more
+    than it has cores, a process waits for a core for tens of ms at any
+    moment (``greedy``, which answers in 1 ms, once took 56 ms at load 12 on
+    2 cores), which no reserve foresees."""
+    return os.getloadavg()[0] > (os.cpu_count() or 1)
+
+
 def test_mcts_keeps_a_50_ms_movetime_in_a_real_match(tmp_path):
     """specs/protocol.md §Python SDK: ``mcts`` (the engine that uses all its
     time) played by ``arbiter match`` at ``st=0.05`` answers every move in
     time: no game is lost on time, and every move the arbiter recorded was
     within the 50 ms."""
+    if _busier_than_its_cores():
+        pytest.skip(f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: not an idle machine")
     db = tmp_path / "t.db"
     run = arbiter("match", "talisman", "mcts", "greedy", "--tc", "st=0.05", "--games", "2",
                   "--openings", ROOT / "examples" / "openings-talisman.txt", "--db", db, "--plain")
