@@ -17,11 +17,13 @@ as often as it can.  This is the only module of ``protocol/`` that does I/O.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO, ClassVar, TextIO
@@ -55,22 +57,67 @@ DEFAULT_BUDGET_MS = 1_000
 MAX_UNCHECKED_MS = 5.0
 
 
-def time_budget_ms(go: m.Go, mover_is_p1: bool) -> float | None:
+#: Timed searches whose overhead :class:`OverheadMeter` remembers: about a
+#: game's worth of one side's moves, so a loaded spell raises the reserve at
+#: once and a quiet one lets it fall back within a game.
+OVERHEAD_WINDOW = 32
+
+#: The measured reserve never takes more than this share of a ``movetime``:
+#: a machine that stalls longer than that cannot be out-waited by thinking
+#: less, and the search must keep something.
+MAX_RESERVE_SHARE = 0.5
+
+
+class OverheadMeter:
+    """What this engine's answers cost beyond its search, measured: the
+    reserve the next budgets keep back (:func:`time_budget_ms`).
+
+    After each timed search, :meth:`record` is given how late the
+    ``bestmove`` was written after the search's own deadline (the last
+    stretch of work and the SDK's answer) and the longest stall seen during
+    the search (a stretch between two looks at the clock in which the
+    search thread waited for a CPU instead of running: the machine is busy).
+    A stall counts twice: the ``go`` line and the ``bestmove`` line each
+    wait about as long to be read, on the engine's side and the arbiter's,
+    and neither is seen by the search.  The garbage collection the SDK runs
+    after answering (``after_ms``, see :meth:`EngineRunner._search_and_answer`)
+    counts too: a ``go`` that arrives meanwhile waits for it.  The reserve is
+    the largest such sum of the last :data:`OVERHEAD_WINDOW` searches."""
+
+    def __init__(self) -> None:
+        self._recent: deque[float] = deque(maxlen=OVERHEAD_WINDOW)
+
+    def record(self, late_ms: float, stalled_ms: float, after_ms: float = 0.0) -> None:
+        self._recent.append(max(0.0, late_ms) + 2 * max(0.0, stalled_ms) + max(0.0, after_ms))
+
+    def reserve_ms(self) -> float:
+        """Milliseconds to keep back from the next budget (0 before any search)."""
+        return max(self._recent, default=0.0)
+
+
+def time_budget_ms(go: m.Go, mover_is_p1: bool, reserve_ms: float = 0.0) -> float | None:
     """Milliseconds this move may take, or None for no time limit.
 
     With a clock: the remaining time spread over the moves to go (30 when
     ``movestogo`` is absent, ``movestogo + 1`` when present, so the last move
     before a time control keeps a reserve), plus half the increment, never more
-    than half the clock, minus :data:`MOVE_OVERHEAD_MS`.  ``movetime`` is a
-    hard cap.  With ``infinite`` or only depth/nodes: None.
+    than half the clock, minus the reserve.  ``movetime`` is a hard cap, less
+    its reserve.  With ``infinite`` or only depth/nodes: None.
+
+    The reserve is :data:`MOVE_OVERHEAD_MS` (of a ``movetime``: a quarter of
+    it at most), or ``reserve_ms`` (the engine's measured overhead,
+    :class:`OverheadMeter`) where that is larger; of a ``movetime`` at most
+    :data:`MAX_RESERVE_SHARE`.
     """
     budgets: list[float] = []
     if go.movetime is not None:
-        budgets.append(go.movetime - min(MOVE_OVERHEAD_MS, go.movetime / 4))
+        reserve = min(max(min(MOVE_OVERHEAD_MS, go.movetime / 4), reserve_ms),
+                      go.movetime * MAX_RESERVE_SHARE)
+        budgets.append(go.movetime - reserve)
     clock = go.p1time if mover_is_p1 else go.p2time
     if clock is not None:
         increment = (go.p1inc if mover_is_p1 else go.p2inc) or 0
-        remaining = max(0.0, clock - MOVE_OVERHEAD_MS)
+        remaining = max(0.0, clock - max(MOVE_OVERHEAD_MS, reserve_ms))
         moves_to_go = go.movestogo + 1 if go.movestogo else DEFAULT_MOVES_TO_GO
         share = remaining / moves_to_go + increment / 2
         budgets.append(min(share, remaining * MAX_CLOCK_SHARE))
@@ -96,7 +143,10 @@ class SearchLimits:
     :attr:`longest_unchecked` is the longest such stretch, in seconds, the
     SDK's work before ``bestmove`` included.  It is what makes an engine
     late, whatever the machine's load, so it is what the sample engines are
-    tested on (:data:`MAX_UNCHECKED_MS`)."""
+    tested on (:data:`MAX_UNCHECKED_MS`).  :attr:`longest_stall` is the
+    longest such stretch's wall-clock time beyond its CPU time: how long the
+    search thread waited for a CPU (what the machine's load costs;
+    :class:`OverheadMeter`)."""
 
     budget: float | None = None
     depth: int | None = None
@@ -106,12 +156,16 @@ class SearchLimits:
     start: float = field(default_factory=time.monotonic)
     stop_event: threading.Event = field(default_factory=threading.Event)
     longest_unchecked: float = 0.0
+    longest_stall: float = 0.0
     _cpu_mark: float = field(default_factory=time.thread_time, repr=False)
+    _wall_mark: float = field(default_factory=time.monotonic, repr=False)
 
     @classmethod
-    def from_go(cls, go: m.Go, mover_is_p1: bool, start: float | None = None) -> SearchLimits:
-        """The limits of ``go``; ``start`` when it was read (default: now)."""
-        budget = time_budget_ms(go, mover_is_p1)
+    def from_go(cls, go: m.Go, mover_is_p1: bool, start: float | None = None,
+                reserve_ms: float = 0.0) -> SearchLimits:
+        """The limits of ``go``; ``start`` when it was read (default: now);
+        ``reserve_ms`` the engine's measured overhead (:func:`time_budget_ms`)."""
+        budget = time_budget_ms(go, mover_is_p1, reserve_ms)
         return cls(
             budget=None if budget is None else budget / 1000,
             depth=go.depth,
@@ -122,16 +176,21 @@ class SearchLimits:
         )
 
     def begin(self) -> None:
-        """The search thread starts: the CPU count of :meth:`stopped` starts now."""
+        """The search thread starts: the counts of :meth:`stopped` start now."""
         self._cpu_mark = time.thread_time()
+        self._wall_mark = time.monotonic()
 
     def checked(self) -> None:
-        """Count the CPU time since the last look at the clock (see the class docstring)."""
-        now = time.thread_time()
+        """Count the CPU time since the last look at the clock, and the wait
+        for a CPU in it (see the class docstring)."""
+        now, wall = time.thread_time(), time.monotonic()
         stretch = now - self._cpu_mark
         if stretch > self.longest_unchecked:
             self.longest_unchecked = stretch
-        self._cpu_mark = now
+        stall = (wall - self._wall_mark) - stretch
+        if stall > self.longest_stall:
+            self.longest_stall = stall
+        self._cpu_mark, self._wall_mark = now, wall
 
     @classmethod
     def fixed(cls, *, nodes: int | None = None, depth: int | None = None,
@@ -292,6 +351,8 @@ class EngineRunner:
         self._search: threading.Thread | None = None
         self._limits: SearchLimits | None = None
         self._read_at = time.monotonic()  # when the input being handled was read
+        #: the answers' measured overhead: the reserve of the next budgets
+        self.overhead = OverheadMeter()
         engine._emit = self.write
 
     @property
@@ -433,7 +494,8 @@ class EngineRunner:
             self.write(m.BestMove("none").to_line())
             return
         mover_is_p1 = position.to_move is position.game.first
-        limits = SearchLimits.from_go(go, mover_is_p1, start=self._read_at)
+        limits = SearchLimits.from_go(go, mover_is_p1, start=self._read_at,
+                                      reserve_ms=self.overhead.reserve_ms())
         self._limits = limits
         self._search = threading.Thread(
             target=self._search_and_answer, args=(position, limits), name="search", daemon=True
@@ -441,7 +503,17 @@ class EngineRunner:
         self._search.start()
 
     def _search_and_answer(self, position: Position, limits: SearchLimits) -> None:
-        """The worker thread: whatever the engine does, exactly one bestmove."""
+        """The worker thread: whatever the engine does, exactly one bestmove.
+
+        A timed search runs with Python's cyclic garbage collector off, and
+        the SDK collects once its ``bestmove`` is written, while the opponent
+        thinks: a full collection in the middle of a search walks every
+        object the search made (an mcts tree: up to 40 ms, measured, which
+        lost games on time at ``go movetime 50``; bench/README.md §Sample
+        engines keep their time)."""
+        timed = limits.budget is not None and not limits.infinite
+        if timed:
+            gc.disable()
         limits.begin()
         legal = position.legal_moves()
         move = legal[0] if legal else "none"
@@ -463,6 +535,14 @@ class EngineRunner:
             limits.begin()  # (waiting is no work)
         limits.checked()  # the stretch from the engine's last look to the answer
         self.write(m.BestMove(move).to_line())
+        if timed:
+            assert limits.budget is not None
+            answered = time.monotonic()
+            gc.enable()
+            gc.collect()
+            collected = time.monotonic()
+            late = answered - (limits.start + limits.budget)
+            self.overhead.record(late * 1000, limits.longest_stall * 1000, (collected - answered) * 1000)
 
     def wait_search(self) -> None:
         """Wait until the running search (if any) has written its ``bestmove``
@@ -500,6 +580,10 @@ def run(engine_class: type[Engine], argv: list[str] | None = None) -> None:
                 engine.set_option(decl.name, value)
             except ProtocolError as exc:
                 parser.error(str(exc))
+    # what the engine made to start (its modules, its game's tables) lives as
+    # long as the process: no collection walks it again (each timed search's
+    # collection after its answer, EngineRunner._search_and_answer)
+    gc.freeze()
     try:
         EngineRunner(engine).run()
     except KeyboardInterrupt:
@@ -513,5 +597,6 @@ def run(engine_class: type[Engine], argv: list[str] | None = None) -> None:
     os._exit(0)
 
 
-__all__ = ["Engine", "EngineRunner", "SearchLimits", "run", "time_budget_ms", "query_answer",
-           "MOVE_OVERHEAD_MS", "MAX_UNCHECKED_MS"]
+__all__ = ["Engine", "EngineRunner", "SearchLimits", "OverheadMeter", "run", "time_budget_ms",
+           "query_answer", "MOVE_OVERHEAD_MS", "MAX_UNCHECKED_MS", "OVERHEAD_WINDOW",
+           "MAX_RESERVE_SHARE"]
