@@ -21,6 +21,7 @@ from bad_engines.harness import FAST, config, group_alive, pid_alive
 from cli import invoke, start
 
 from arbiter.engine import EngineConfig, EngineStartError, EngineTimeouts, open_engine
+from arbiter.engine.transport import Seat
 from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
 from arbiter.games import Color, Termination, get_game
 from arbiter.match import MatchTermination, play_engines, play_game
@@ -330,6 +331,7 @@ class FakeEngine:
         self.lag = lag
         self.moves: list[str] = []
         self.stops = 0
+        self.transport = Seat()  # a local engine's: no lag allowance, never away
 
     async def start_new_game(self, name: str) -> None:
         pass

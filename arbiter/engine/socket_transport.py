@@ -50,7 +50,7 @@ import trio
 from arbiter.engine.process import IOLog
 from arbiter.engine.remote_session import RemoteSession
 from arbiter.engine.streams import CLOSE_SEND_TIMEOUT, CLOSED_ERRORS, close_stream, write_now
-from arbiter.engine.transport import End, Received, TransportClosed
+from arbiter.engine.transport import End, Received, Transport, TransportClosed
 from protocol import wire
 from protocol.wire import NEED_DATA, FrameRate, WireConnection, WireError, WireState
 
@@ -78,7 +78,7 @@ class _Dropped(Exception):
         self.detail = detail
 
 
-class SocketTransport:
+class SocketTransport(Transport):
     """The engine lines of an open wire connection ``conn`` (server role,
     state ``OPEN``) over ``stream``.  One task at a time sends, one receives;
     :meth:`run` must be running (in the owner's nursery) for anything to move."""
@@ -194,6 +194,9 @@ class SocketTransport:
 
     # -- the owner's side ---------------------------------------------------------------
 
+    # -- the seat (Transport) ------------------------------------------------------------
+
+    @property
     def lag_allowance(self) -> float:
         """The most the lag quota can take off the search in progress
         (seconds; 0 without a quota or a search): the match waits that much
@@ -201,8 +204,16 @@ class SocketTransport:
         return self.session_state.lag_allowance()
 
     @property
+    def last_lag(self) -> tuple[int | None, int] | None:
+        lag = self.session_state.lag
+        return lag[-1] if lag else None
+
+    @property
     def detached(self) -> bool:
         return self.detached_since is not None
+
+    def seat(self, plays_p1: bool) -> None:
+        self.session_state.plays_p1 = plays_p1
 
     def game_over(self, game: str, result: str, termination: str, detail: str) -> None:
         """Tell the client a game of its engine ended (``game_over``, information)."""
