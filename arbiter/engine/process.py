@@ -46,6 +46,7 @@ import trio
 
 from arbiter.engine.config import EngineConfig, EngineTimeouts
 from arbiter.engine.errors import EngineStartError
+from arbiter.engine.fdio import read_some
 from arbiter.procs import GONE, descendants, live_group_members, proc_table, with_environ
 from protocol.messages import Quit
 
@@ -308,13 +309,11 @@ class EngineProcess:
         last few non-blank ones into the tail (:meth:`stderr_tail`)."""
         stream = self._started().stderr
         assert stream is not None
+        fd: int = stream.fileno()  # type: ignore[attr-defined]  # trio's pipe streams have it
         try:
             pending = b""
             while True:
-                try:
-                    data = await stream.receive_some(_STDERR_CHUNK)
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                    break
+                data = await read_some(fd, _STDERR_CHUNK)  # (b"" too once aclose closed the pipe)
                 if not data:
                     break
                 pending += data

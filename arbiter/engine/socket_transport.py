@@ -47,6 +47,8 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
+from arbiter.engine import fdio
+from arbiter.engine.fdio import read_now
 from arbiter.engine.process import IOLog
 from arbiter.engine.remote_session import RemoteSession
 from arbiter.engine.streams import CLOSE_SEND_TIMEOUT, CLOSED_ERRORS, close_stream, write_now
@@ -356,13 +358,13 @@ class SocketTransport(Transport):
                 while True:
                     try:
                         await trio.lowlevel.wait_readable(fd)
-                        if self._direct_waiting:
-                            continue  # receive() waits on the socket too: it reads in this pass
-                        return os.read(fd, wire.READ_CHUNK)
-                    except BlockingIOError:
-                        continue
-                    except (trio.ClosedResourceError, OSError):
+                    except trio.ClosedResourceError:
                         return b""
+                    if self._direct_waiting:
+                        continue  # receive() waits on the socket too: it reads in this pass
+                    data = read_now(fd, wire.READ_CHUNK)
+                    if data is not None:
+                        return data
             if trio.current_time() >= self._last_received + wire.IDLE_TIMEOUT:
                 return None  # (else receive() read meanwhile: the silence counts from then)
 
@@ -383,12 +385,9 @@ class SocketTransport(Transport):
             return
         finally:
             self._direct_waiting = False
-        try:
-            data = os.read(fd, wire.READ_CHUNK)
-        except BlockingIOError:  # the reader took it first
+        data = read_now(fd, wire.READ_CHUNK)  # (b"": the end, a reset too)
+        if data is None:  # the reader took it first
             return
-        except OSError:  # reset: the end of the stream
-            data = b""
         try:
             self._take_data(data)
         except _Dropped as dropped:
@@ -656,8 +655,8 @@ class SocketTransport(Transport):
                 sent = write_now(self._stream, data)
             else:
                 try:
-                    sent = os.write(fd, data)
-                except OSError:  # full, or broken: the writer task deals with it
+                    sent = fdio.write_now(fd, data)
+                except OSError:  # broken: the writer task deals with it
                     sent = 0
             if sent == len(data):
                 self._last_sent = now

@@ -4,9 +4,9 @@ connect``)."""
 
 from __future__ import annotations
 
-import os
-
 import trio
+
+from arbiter.engine import fdio
 
 __all__ = ["CLOSE_SEND_TIMEOUT", "CLOSED_ERRORS", "close_stream", "write_now"]
 
@@ -29,8 +29,8 @@ def write_now(stream: trio.abc.Stream, data: bytes) -> int:
     if type(stream) is not trio.SocketStream:
         return 0
     try:
-        return os.write(stream.socket.fileno(), data)
-    except OSError:  # BlockingIOError (full) or a broken connection
+        return fdio.write_now(stream.socket.fileno(), data)
+    except OSError:  # a broken connection
         return 0
 
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import abc
 import enum
-import os
 import select
 
 import trio
 
+from arbiter.engine.fdio import read_now, read_some, write_all
 from arbiter.engine.process import EngineProcess, IOLog
 from protocol.codec import LineSplitter, ProtocolError
 
@@ -131,8 +131,6 @@ class Transport(Seat, abc.ABC):
         """The other end is still there, as far as is known without asking."""
 
 
-#: Bytes read from stdout at a time (one pipe's capacity).
-READ_CHUNK = 1 << 16
 #: How long :meth:`PipeTransport.end_detail` waits for the process to exit
 #: after its output ended (seconds): an engine that closed its output is
 #: usually exiting.
@@ -143,18 +141,15 @@ class PipeTransport(Transport):
     """An engine process's stdin and stdout, used through their raw file
     descriptors.
 
-    The seam of the arbiter's pipe I/O: one ``os.write`` on the non-blocking
-    pipe (trio's ``send_all`` only when the pipe is full), and
-    ``trio.lowlevel.wait_readable`` then ``os.read`` instead of trio's
-    streams, which pass through the scheduler more often per reply (the
-    arbiter's cost per ply is measured against the bare pipe round trip in
-    ``bench/overhead.py``).  ``stdin`` and ``stdout`` are the process's trio
+    The seam of the arbiter's pipe I/O: the raw-fd reads and writes of
+    :mod:`arbiter.engine.fdio` instead of trio's streams, which pass through
+    the scheduler more often per reply (the arbiter's cost per ply is
+    measured against the bare pipe round trip in ``bench/overhead.py``).  ``stdin`` and ``stdout`` are the process's trio
     pipe streams (non-blocking fds); ``process``, if given, says how an
     ended stream is explained (its exit status)."""
 
     def __init__(self, stdin: trio.abc.SendStream, stdout: trio.abc.ReceiveStream, *,
                  log: IOLog | None = None, process: EngineProcess | None = None):
-        self._stdin = stdin
         self._stdin_fd: int = stdin.fileno()  # type: ignore[attr-defined]  # trio's pipe streams have it
         self._stdout_fd: int = stdout.fileno()  # type: ignore[attr-defined]
         self._log = log
@@ -186,26 +181,15 @@ class PipeTransport(Transport):
             for line in data.decode("utf-8", "replace").splitlines():
                 self._log.write(">", line)
         try:
-            try:
-                sent = os.write(self._stdin_fd, data)
-            except BlockingIOError:
-                sent = 0
-            if sent < len(data):
-                await self._stdin.send_all(data[sent:])
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            await write_all(self._stdin_fd, data)
+        except (trio.ClosedResourceError, OSError):
             raise TransportClosed("the engine's input is closed") from None
 
     async def receive(self) -> Received:
         while True:
             if self._ended or (self._process is not None and self._process.closed):
                 return [], trio.current_time(), End.CLOSED
-            try:
-                await trio.lowlevel.wait_readable(self._stdout_fd)
-                data = os.read(self._stdout_fd, READ_CHUNK)
-            except BlockingIOError:
-                continue
-            except (trio.ClosedResourceError, OSError):
-                data = b""
+            data = await read_some(self._stdout_fd)  # (b"" too when aclose closed the pipe)
             received = self._split(data, trio.current_time())
             if received[0] or received[2] is not None:
                 return received
@@ -215,12 +199,9 @@ class PipeTransport(Transport):
             return None
         if not self._poller.poll(0):
             return None
-        try:
-            data = os.read(self._stdout_fd, READ_CHUNK)
-        except BlockingIOError:
+        data = read_now(self._stdout_fd)
+        if data is None:
             return None
-        except OSError:
-            data = b""
         return self._split(data, trio.current_time())
 
     def _split(self, data: bytes, now: float) -> Received:
