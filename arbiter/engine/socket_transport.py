@@ -49,7 +49,7 @@ import trio
 
 from arbiter.engine import fdio
 from arbiter.engine.fdio import read_now
-from arbiter.engine.process import IOLog
+from arbiter.engine.iolog import IOLog
 from arbiter.engine.remote_session import RemoteSession
 from arbiter.engine.streams import CLOSE_SEND_TIMEOUT, CLOSED_ERRORS, close_stream, write_now
 from arbiter.engine.transport import End, Received, Transport, TransportClosed

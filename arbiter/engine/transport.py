@@ -26,7 +26,8 @@ import select
 import trio
 
 from arbiter.engine.fdio import read_now, read_some, write_all
-from arbiter.engine.process import EngineProcess, IOLog
+from arbiter.engine.iolog import IOLog
+from arbiter.engine.process import EngineProcess
 from protocol.codec import LineSplitter, ProtocolError
 
 __all__ = ["Seat", "Transport", "Received", "End", "TransportClosed", "PipeTransport"]
