@@ -47,37 +47,25 @@ from collections.abc import Awaitable, Callable
 
 import trio
 
-from arbiter.engine import fdio
 from arbiter.engine.fdio import read_now
 from arbiter.engine.iolog import IOLog
 from arbiter.engine.remote_session import RemoteSession
+from arbiter.engine.socket_outbox import SEND_STALL_TIMEOUT, Dropped, Keeper, Outbox
+from arbiter.engine.socket_resume import RESUME_HANDSHAKE_TIMEOUT, Restart
 from arbiter.engine.streams import CLOSE_SEND_TIMEOUT, CLOSED_ERRORS, close_stream, write_now
 from arbiter.engine.transport import End, Received, Transport, TransportClosed
 from protocol import wire
 from protocol.wire import NEED_DATA, FrameRate, WireConnection, WireError, WireState
 
-__all__ = ["SocketTransport", "CLOSE_SEND_TIMEOUT", "close_stream", "write_now"]
+__all__ = ["SocketTransport", "CLOSE_SEND_TIMEOUT", "SEND_STALL_TIMEOUT", "RESUME_HANDSHAKE_TIMEOUT", "close_stream",
+           "write_now"]
 
-#: a write that has not gone through after this many seconds: the peer does
-#: not read (the same patience as for a peer that sends nothing)
-SEND_STALL_TIMEOUT = wire.IDLE_TIMEOUT
 #: bytes of engine lines the transport keeps that nobody has taken yet (an
 #: idle engine's unrequested output): a few of the largest lines; over it the
 #: peer floods and its stream ends
 MAX_INBOX_BYTES = 4 * wire.MAX_FRAME_BYTES
-#: how long a reconnected client has to restart its engine (``ugi`` to
-#: ``ugiok``, ``isready`` to ``readyok``) before the replayed ``go`` (seconds)
-RESUME_HANDSHAKE_TIMEOUT = wire.HANDSHAKE_TIMEOUT
 
 _ENDS = {"closed": End.CLOSED, "overlong": End.OVERLONG}
-
-
-class _Dropped(Exception):
-    """The stream dropped without a ``close`` (EOF, reset, silence): maybe resumable."""
-
-    def __init__(self, detail: str):
-        super().__init__(detail)
-        self.detail = detail
 
 
 class SocketTransport(Transport):
@@ -96,11 +84,7 @@ class SocketTransport(Transport):
         self._inbox: deque[Received] = deque()
         self._inbox_bytes = 0
         self._arrived: trio.Event | None = None  # receive() waits for a push (not on the socket)
-        self._outbox = bytearray()
-        self._in_flight = 0  # bytes taken by the writer, not yet written
-        self._write_scope: trio.CancelScope | None = None  # the write under way (shielded)
-        self._wake_writer = trio.Event()
-        self._closing = False  # the last frames are queued: the writer flushes, then all stop
+        self._outbox = Outbox()
         self._finished = trio.Event()  # run() is over
         self._attached = trio.Event()
         self._stream_over = trio.Event()  # the current stream is closed
@@ -110,18 +94,14 @@ class SocketTransport(Transport):
         self._direct_fd: int | None = None  # receive()'s own descriptor of a plain TCP socket
         self._direct_waiting = False  # receive() waits on _direct_fd (woken by notify_closing)
         self._reader_scope: trio.CancelScope | None = None  # the reader waits (to wake it)
-        self._handed: _Dropped | None = None  # a drop receive() found, for the reader to raise
+        self._handed: Dropped | None = None  # a drop receive() found, for the reader to raise
         now = trio.current_time()
-        self._last_received = self._last_sent = now
-        self._sync_seq = 0
-        self._sync_at: float | None = None  # when the outstanding sync went
-        self._game_on = False  # a go went since the last sync
+        self._last_received = now
+        self._keeper = Keeper(self._outbox, self._queue)
         #: the engine's session as the lines it was sent tell it (clock fairness, resume)
         self.session_state = RemoteSession()
         #: the engine's think time (ms) the client reported with its last bestmove
         self.think: int | None = None
-        #: the last round trip measured by sync (seconds), None before one
-        self.rtt: float | None = None
         #: says whether a drop should wait for a reconnect (None: never)
         self.hold: Callable[[], bool] | None = None
         #: the transport waits for a reconnect since this time (None: attached)
@@ -139,6 +119,11 @@ class SocketTransport(Transport):
     @plays_p1.setter
     def plays_p1(self, value: bool | None) -> None:
         self.session_state.plays_p1 = value
+
+    @property
+    def rtt(self) -> float | None:
+        """The last round trip measured by sync (seconds), None before one."""
+        return self._keeper.rtt
 
     @property
     def lag(self) -> list[tuple[int | None, int]]:
@@ -164,7 +149,7 @@ class SocketTransport(Transport):
                 self._log.write(">", line)
         now = trio.current_time()
         if self.session_state.sent(lines, now):
-            self._game_on = True
+            self._keeper.game_on = True
         if self.detached_since is not None:
             return  # kept by the session state if it matters; replayed by the resume
         try:
@@ -233,8 +218,8 @@ class SocketTransport(Transport):
         self._stream_over = trio.Event()
         self._rate = FrameRate()
         self._held = None
-        self._last_received = self._last_sent = trio.current_time()
-        self._sync_at = None
+        self._last_received = self._outbox.last_sent = trio.current_time()
+        self._keeper.forget_sync()
         self._attached.set()
         return self._stream_over
 
@@ -248,7 +233,7 @@ class SocketTransport(Transport):
 
     def _queued_bytes(self) -> int:
         """Bytes held for the peer (queued and being written)."""
-        return len(self._outbox) + self._in_flight
+        return self._outbox.queued
 
     async def wait_finished(self) -> None:
         """Until :meth:`run` is over (the stream ended and is closed)."""
@@ -263,7 +248,7 @@ class SocketTransport(Transport):
             while self._detail is None:
                 try:
                     await self._serve(resumed)
-                except _Dropped as dropped:
+                except Dropped as dropped:
                     await close_stream(self._stream)
                     self._stream_over.set()
                     if not (self.hold is not None and self.hold()):
@@ -284,9 +269,9 @@ class SocketTransport(Transport):
     # -- tasks ---------------------------------------------------------------------------
 
     async def _serve(self, resumed: bool) -> None:
-        """The three tasks on the current stream; :class:`_Dropped` if it
+        """The three tasks on the current stream; :class:`Dropped` if it
         dropped, a return once the transport ended."""
-        dropped: list[_Dropped] = []
+        dropped: list[Dropped] = []
         self._handed = None
         if type(self._stream) is trio.SocketStream:
             self._direct_fd = os.dup(self._stream.socket.fileno())
@@ -294,7 +279,7 @@ class SocketTransport(Transport):
         async def guard(task: Callable[[], Awaitable[None]], last: bool) -> None:
             try:
                 await task()
-            except _Dropped as exc:
+            except Dropped as exc:
                 dropped.append(exc)
                 nursery.cancel_scope.cancel()
             finally:
@@ -306,11 +291,11 @@ class SocketTransport(Transport):
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
-                if self._closing:  # ended while detached or before run
+                if self._outbox.closing:  # ended while detached or before run
                     nursery.cancel_scope.deadline = trio.current_time() + CLOSE_SEND_TIMEOUT
                 nursery.start_soon(guard, self._read_loop, False)
                 nursery.start_soon(guard, self._write_loop, True)
-                nursery.start_soon(self._keep)
+                nursery.start_soon(self._keeper.run, lambda: self._detail is not None)
                 if resumed:
                     nursery.start_soon(self._resume)
         finally:
@@ -320,7 +305,7 @@ class SocketTransport(Transport):
             raise dropped[0]
 
     async def _read_loop(self) -> None:
-        """Read and take frames until the stream is over (:class:`_Dropped`
+        """Read and take frames until the stream is over (:class:`Dropped`
         if it dropped).  While :meth:`receive` waits on the socket itself,
         this task still waits on it (the frames a receive() did not ask for,
         silence) but leaves the read to receive(), woken in the same pass."""
@@ -390,13 +375,13 @@ class SocketTransport(Transport):
             return
         try:
             self._take_data(data)
-        except _Dropped as dropped:
+        except Dropped as dropped:
             self._hand(dropped)
             return
         if self._consume(self._last_received):
             self._hand(None)  # the reader waits for the rate, then takes the held frame
 
-    def _hand(self, dropped: _Dropped | None) -> None:
+    def _hand(self, dropped: Dropped | None) -> None:
         """Wake the reader for what :meth:`receive` found (``dropped``: it raises it)."""
         self._handed = dropped
         if self._reader_scope is not None:
@@ -404,11 +389,11 @@ class SocketTransport(Transport):
 
     def _take_data(self, data: bytes | bytearray | None) -> None:
         """Bytes read (None: silence past the idle timeout) into the
-        connection; :class:`_Dropped` if the stream dropped."""
+        connection; :class:`Dropped` if the stream dropped."""
         if data is None:
-            raise _Dropped(f"was silent for {wire.IDLE_TIMEOUT:g} s")
+            raise Dropped(f"was silent for {wire.IDLE_TIMEOUT:g} s")
         if not data and self._conn.state is WireState.OPEN:
-            raise _Dropped("dropped the connection without a close")
+            raise Dropped("dropped the connection without a close")
         self._last_received = trio.current_time()  # (the frames' arrival: _consume's now)
         try:
             self._conn.receive_data(data)
@@ -456,9 +441,7 @@ class SocketTransport(Transport):
         if type(frame) is wire.Lines:
             self._arrive(frame, now)
         elif isinstance(frame, wire.Sync):
-            if self._sync_at is not None:
-                self.rtt = now - self._sync_at
-            self._sync_at = None
+            self._keeper.answered(now)
         elif isinstance(frame, wire.Eof):
             self._end(frame.detail or "closed its output", end=_ENDS[frame.reason])
             return False
@@ -468,78 +451,15 @@ class SocketTransport(Transport):
         return True  # a heartbeat: a sign of life, nothing more
 
     async def _write_loop(self) -> None:
-        while True:
-            while not self._outbox:
-                if self._closing:
-                    return
-                await self._wake_writer.wait()
-                self._wake_writer = trio.Event()
-            await trio.lowlevel.checkpoint_if_cancelled()
-            data = bytes(self._outbox)
-            self._outbox.clear()
-            self._in_flight = len(data)
-            timeout = CLOSE_SEND_TIMEOUT if self._closing else SEND_STALL_TIMEOUT
-            # A write once begun is not cut by a cancellation from outside (a
-            # server stopping): a cut write breaks a TLS stream and leaves half
-            # a frame on a plain one, so the ``close`` frame could not follow.
-            # When the other tasks end, :meth:`_cut_write` gives it at most
-            # CLOSE_SEND_TIMEOUT more: a peer that does not read holds nothing.
-            scope = self._write_scope = trio.CancelScope(shield=True, deadline=trio.current_time() + timeout)
-            try:
-                with scope:
-                    try:
-                        await self._stream.send_all(data)
-                    except CLOSED_ERRORS:
-                        if self._closing:
-                            return
-                        raise _Dropped("dropped the connection without a close") from None
-            finally:
-                self._write_scope = None
-            self._in_flight = 0
-            if scope.cancelled_caught:
-                if not self._closing:
-                    self._end(f"did not read for {SEND_STALL_TIMEOUT:g} s")
-                return
-            self._last_sent = trio.current_time()
-
-    async def _keep(self) -> None:
-        """Heartbeats after :data:`~protocol.wire.HEARTBEAT_INTERVAL` without
-        a frame sent; a sync every :data:`~protocol.wire.SYNC_INTERVAL` while
-        a game is on."""
-        next_sync = trio.current_time() + wire.SYNC_INTERVAL
-        while self._detail is None:
-            await trio.sleep_until(min(self._last_sent + wire.HEARTBEAT_INTERVAL, next_sync))
-            now = trio.current_time()
-            if now >= next_sync:
-                next_sync = now + wire.SYNC_INTERVAL
-                if self._game_on and self._sync_at is None:
-                    self._game_on = False
-                    self._sync_seq += 1
-                    self._sync_at = now
-                    self._queue(wire.Sync(self._sync_seq))
-            if now >= self._last_sent + wire.HEARTBEAT_INTERVAL:
-                if not self._outbox and not self._in_flight:  # else the writer is sending
-                    self._queue(wire.Heartbeat())
-                self._last_sent = now  # (no spin while a write is stuck)
+        if await self._outbox.write_loop(self._stream):
+            self._end(f"did not read for {SEND_STALL_TIMEOUT:g} s")
 
     def _cut_write(self) -> None:
-        """The write under way, if any, ends within :data:`CLOSE_SEND_TIMEOUT`."""
-        scope = self._write_scope
-        if scope is not None:
-            scope.deadline = min(scope.deadline, trio.current_time() + CLOSE_SEND_TIMEOUT)
+        self._outbox.cut()
 
     async def _flush(self) -> None:
-        """What is queued (the last ``close``), written within
-        :data:`CLOSE_SEND_TIMEOUT` when the tasks were cancelled before they could."""
-        if not self._outbox or self._in_flight or self.detached_since is not None:
-            return
-        data = bytes(self._outbox)
-        self._outbox.clear()
-        with trio.move_on_after(CLOSE_SEND_TIMEOUT):
-            try:
-                await self._stream.send_all(data)
-            except CLOSED_ERRORS:
-                pass
+        if self.detached_since is None:
+            await self._outbox.flush(self._stream)
 
     # -- disconnect and resume ------------------------------------------------------------
 
@@ -547,62 +467,32 @@ class SocketTransport(Transport):
         self.detached_since = trio.current_time()
         self.note(f"detached: {detail}")
         self._outbox.clear()
-        self._in_flight = 0
         self._attached = trio.Event()
         await self._attached.wait()
         self.detached_since = None
         self.note("attached again")
 
     async def _resume(self) -> None:
-        """A reconnected client restarts its engine: ``resume``, then ``ugi``
-        answered, the options set and ``uginewgame`` told again, ``isready``
-        answered (these lines are the transport's, not the conversation's);
-        then the conversation's ``isready`` if it waits for a ``readyok``
-        (a drop at a game's start), and the search in progress replayed."""
-        state = self.session_state
-        self._resuming = True
+        """The fresh engine behind a reconnect restarted (:class:`Restart`),
+        or the connection ends."""
+        restart = self._restart = Restart(self.session_state, self.session, self._queue)
         try:
-            self._queue(wire.Resume(f"{self.session}-{state.games}"[:wire.MAX_ID_CHARS],
-                                    state.moves))
-            with trio.move_on_after(RESUME_HANDSHAKE_TIMEOUT) as scope:
-                await self._exchange("ugi", "ugiok")
-                setup = state.setup_lines()
-                if setup:
-                    self._queue(*wire.lines_frames(setup))
-                await self._exchange("isready", "readyok")
-            if scope.cancelled_caught:
-                self._end(f"did not restart its engine within {RESUME_HANDSHAKE_TIMEOUT:g} s "
-                          "of its reconnect",
-                          close=wire.FAULT.text("no ugiok/readyok after the resume"))
-                return
+            restarted = await restart.run()
         finally:
-            self._resuming = False
-        if state.ready_asked:  # the conversation's isready (a game's start): its readyok is the engine's
-            self._queue(wire.Lines(["isready"]))
-        search = state.replayed_search(trio.current_time())
-        if search:
-            self._queue(*wire.lines_frames(search))
-
-    async def _exchange(self, ask: str, answer: str) -> None:
-        self._resume_lines: list[str] = []
-        self._resume_event = trio.Event()
-        self._queue(wire.Lines([ask]))
-        while answer not in self._resume_lines:
-            await self._resume_event.wait()
-            self._resume_event = trio.Event()
+            self._restart = None
+        if not restarted:
+            self._end(f"did not restart its engine within {RESUME_HANDSHAKE_TIMEOUT:g} s "
+                      "of its reconnect", close=wire.FAULT.text("no ugiok/readyok after the resume"))
 
     # -- inside ----------------------------------------------------------------------------
 
-    _resuming = False
+    _restart: Restart | None = None  # a reconnected client's engine restarts
     _scope: trio.CancelScope | None = None
-    _resume_lines: list[str]
-    _resume_event: trio.Event
 
     def _arrive(self, frame: wire.Lines, now: float) -> None:
         lines = frame.lines
-        if self._resuming:
-            self._resume_lines += lines
-            self._resume_event.set()
+        if self._restart is not None:
+            self._restart.heard(lines)
             return
         credited = now
         state = self.session_state
@@ -610,7 +500,7 @@ class SocketTransport(Transport):
         if frame.think is not None:
             self.think = frame.think
         if state.ends_search(lines):
-            credited = state.credit(now, frame.think, self.rtt)
+            credited = state.credit(now, frame.think, self._keeper.rtt)
         size = sum(map(len, lines))
         if self._inbox_bytes + size > MAX_INBOX_BYTES:
             self._end(f"sent over {MAX_INBOX_BYTES} bytes of lines nobody asked for",
@@ -641,29 +531,13 @@ class SocketTransport(Transport):
     def _queue_at(self, frames: tuple[wire.Frame, ...] | list[wire.Lines], now: float) -> None:
         """Frames for the writer; over :data:`~protocol.wire.MAX_SEND_BUFFER`
         held for the peer, its connection ends (``did not read``)."""
-        if self._detail is not None and not self._closing:
+        if self._detail is not None and not self._outbox.closing:
             return
         send = self._conn.send
         data = send(frames[0]) if len(frames) == 1 else b"".join([send(frame) for frame in frames])
-        if len(self._outbox) + self._in_flight + len(data) > wire.MAX_SEND_BUFFER:
-            self._outbox.clear()
+        if not self._outbox.put(data, now, self._stream, self._direct_fd,
+                                detached=self.detached_since is not None):
             self._end(f"did not read: over {wire.MAX_SEND_BUFFER} bytes queued for it")
-            return
-        if not self._outbox and not self._in_flight and self.detached_since is None:
-            fd = self._direct_fd  # our own descriptor of a plain TCP socket, while it is served
-            if fd is None:
-                sent = write_now(self._stream, data)
-            else:
-                try:
-                    sent = fdio.write_now(fd, data)
-                except OSError:  # broken: the writer task deals with it
-                    sent = 0
-            if sent == len(data):
-                self._last_sent = now
-                return
-            data = data[sent:]
-        self._outbox += data
-        self._wake_writer.set()
 
     def _end(self, detail: str, *, end: End = End.CLOSED, close: str | None = None) -> None:
         """The engine's stream is over for ``detail``: its end is given to
@@ -673,10 +547,9 @@ class SocketTransport(Transport):
             return
         self._detail = detail
         self._push(([], trio.current_time(), end))
-        self._closing = True
+        self._outbox.close()
         if close is not None and self._conn.state is not WireState.CLOSED and self.detached_since is None:
             self._queue(wire.Close(close[:wire.MAX_TEXT_CHARS]))
-        self._wake_writer.set()
         self._attached.set()  # a detached transport waits no more
         if self._scope is not None:  # the last frames get a bounded time, a stuck write none more
             self._scope.deadline = min(self._scope.deadline,
