@@ -17,12 +17,10 @@ connection is served whoever waits on the engine:
   waits on a plain TCP socket, receive() reads it itself by the same rules
   (its own duplicate descriptor, so that both can wait on the socket), and
   the reader leaves the read to it;
-- a **writer** hands what the engine is sent to the stream: :meth:`send`
-  never waits on the peer, and a peer that does not read is closed (over
-  :data:`~protocol.wire.MAX_SEND_BUFFER` queued, or a write stuck for
-  :data:`SEND_STALL_TIMEOUT`), so it holds neither the server's memory nor
-  the caller's time;
-- a **keeper** sends heartbeats and, while a game is on, clock syncs.
+- a **writer** (:class:`~arbiter.engine.socket_outbox.Outbox`): :meth:`send`
+  never waits on the peer, and a peer that does not read is closed;
+- a **keeper** (:class:`~arbiter.engine.socket_outbox.Keeper`) sends
+  heartbeats and, while a game is on, clock syncs.
 
 Clock fairness (``specs/wire.md`` §Clock fairness): the time a ``bestmove``
 is credited with (``Received.time``) is the server's measured time less the
@@ -35,13 +33,13 @@ sent); this module moves the bytes.
 Disconnects (``specs/wire.md`` §Disconnect and resume): when the stream drops
 without a ``close`` and :attr:`hold` says so (a game is on), the transport
 waits detached for :meth:`attach` (the same engine reconnecting) instead of
-ending the engine's stream; the clock goes on meanwhile.
+ending the engine's stream; the clock goes on meanwhile, and the fresh
+engine is restarted (:class:`~arbiter.engine.socket_resume.Restart`).
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections import deque
 from collections.abc import Awaitable, Callable
 
@@ -52,7 +50,7 @@ from arbiter.engine.iolog import IOLog
 from arbiter.engine.remote_session import RemoteSession
 from arbiter.engine.socket_outbox import SEND_STALL_TIMEOUT, Dropped, Keeper, Outbox
 from arbiter.engine.socket_resume import RESUME_HANDSHAKE_TIMEOUT, Restart
-from arbiter.engine.streams import CLOSE_SEND_TIMEOUT, CLOSED_ERRORS, close_stream, write_now
+from arbiter.engine.streams import CLOSE_SEND_TIMEOUT, CLOSED_ERRORS, SecondReader, close_stream, write_now
 from arbiter.engine.transport import End, Received, Transport, TransportClosed
 from protocol import wire
 from protocol.wire import NEED_DATA, FrameRate, WireConnection, WireError, WireState
@@ -91,8 +89,7 @@ class SocketTransport(Transport):
         self._rate = FrameRate()
         self._held: wire.Frame | None = None  # read, waiting for the frame rate (until _held_until)
         self._held_until = 0.0
-        self._direct_fd: int | None = None  # receive()'s own descriptor of a plain TCP socket
-        self._direct_waiting = False  # receive() waits on _direct_fd (woken by notify_closing)
+        self._direct: SecondReader | None = None  # receive()'s reads of a plain TCP socket
         self._reader_scope: trio.CancelScope | None = None  # the reader waits (to wake it)
         self._handed: Dropped | None = None  # a drop receive() found, for the reader to raise
         now = trio.current_time()
@@ -161,8 +158,8 @@ class SocketTransport(Transport):
 
     async def receive(self) -> Received:
         while not self._inbox:
-            fd = self._direct_fd
-            if fd is None or self._held is not None or self._handed is not None:
+            direct = self._direct
+            if direct is None or self._held is not None or self._handed is not None:
                 arrived = self._arrived = trio.Event()
                 try:
                     await arrived.wait()
@@ -170,7 +167,7 @@ class SocketTransport(Transport):
                     if self._arrived is arrived:
                         self._arrived = None
             else:
-                await self._receive_direct(fd)
+                await self._receive_direct(direct)
         return self._take()
 
     def receive_nowait(self) -> Received | None:
@@ -274,7 +271,7 @@ class SocketTransport(Transport):
         dropped: list[Dropped] = []
         self._handed = None
         if type(self._stream) is trio.SocketStream:
-            self._direct_fd = os.dup(self._stream.socket.fileno())
+            self._direct = SecondReader(self._stream.socket.fileno())
 
         async def guard(task: Callable[[], Awaitable[None]], last: bool) -> None:
             try:
@@ -345,7 +342,7 @@ class SocketTransport(Transport):
                         await trio.lowlevel.wait_readable(fd)
                     except trio.ClosedResourceError:
                         return b""
-                    if self._direct_waiting:
+                    if self._direct is not None and self._direct.waiting:
                         continue  # receive() waits on the socket too: it reads in this pass
                     data = read_now(fd, wire.READ_CHUNK)
                     if data is not None:
@@ -353,25 +350,17 @@ class SocketTransport(Transport):
             if trio.current_time() >= self._last_received + wire.IDLE_TIMEOUT:
                 return None  # (else receive() read meanwhile: the silence counts from then)
 
-    async def _receive_direct(self, fd: int) -> None:
+    async def _receive_direct(self, direct: SecondReader) -> None:
         """Kept for speed (``bench/README.md`` §The match server): the
         receiver reads the socket in its own step, as ``PipeTransport``
         reads its pipe, so that a frame reaches the conversation without a
         task hop, and without a cancel scope of its own: the reader's timer
         knows silence, and another task that pushes a line (an end, a frame
-        held for the rate) wakes this wait with ``notify_closing`` on
-        receive()'s own descriptor.  Returns when the inbox may have
+        held for the rate) wakes this wait (:meth:`SecondReader.wake`).  Returns when the inbox may have
         something (or the reader must take over: a drop, a frame held for
         the rate)."""
-        self._direct_waiting = True
-        try:
-            await trio.lowlevel.wait_readable(fd)
-        except trio.ClosedResourceError:  # woken by a push, or the descriptor closed (the reader's)
-            return
-        finally:
-            self._direct_waiting = False
-        data = read_now(fd, wire.READ_CHUNK)  # (b"": the end, a reset too)
-        if data is None:  # the reader took it first
+        data = await direct.read(wire.READ_CHUNK)  # (b"": the end, a reset too)
+        if data is None:  # woken by a push, closed, or the reader took it first
             return
         try:
             self._take_data(data)
@@ -431,10 +420,9 @@ class SocketTransport(Transport):
 
     def _close_direct(self) -> None:
         """receive()'s descriptor closed (a waiting receive() wakes and waits for the reader)."""
-        fd, self._direct_fd = self._direct_fd, None
-        if fd is not None:
-            trio.lowlevel.notify_closing(fd)
-            os.close(fd)
+        direct, self._direct = self._direct, None
+        if direct is not None:
+            direct.close()
 
     def _frame(self, frame: wire.Frame, now: float) -> bool:
         """Take one frame from the client, which arrived at ``now``; False once the stream is over."""
@@ -517,8 +505,8 @@ class SocketTransport(Transport):
         if self._arrived is not None:
             self._arrived.set()
             self._arrived = None
-        if self._direct_waiting and self._direct_fd is not None:  # receive() waits on the socket
-            trio.lowlevel.notify_closing(self._direct_fd)  # (a wake-up: the descriptor stays open)
+        if self._direct is not None:  # receive() may wait on the socket
+            self._direct.wake()
 
     def _take(self) -> Received:
         received = self._inbox.popleft()
@@ -535,7 +523,7 @@ class SocketTransport(Transport):
             return
         send = self._conn.send
         data = send(frames[0]) if len(frames) == 1 else b"".join([send(frame) for frame in frames])
-        if not self._outbox.put(data, now, self._stream, self._direct_fd,
+        if not self._outbox.put(data, now, self._stream, None if self._direct is None else self._direct.fd,
                                 detached=self.detached_since is not None):
             self._end(f"did not read: over {wire.MAX_SEND_BUFFER} bytes queued for it")
 
