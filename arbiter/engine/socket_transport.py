@@ -40,7 +40,6 @@ engine is restarted (:class:`~arbiter.engine.socket_resume.Restart`).
 from __future__ import annotations
 
 import math
-from collections import deque
 from collections.abc import Awaitable, Callable
 
 import trio
@@ -48,20 +47,16 @@ import trio
 from arbiter.engine.fdio import read_now
 from arbiter.engine.iolog import IOLog
 from arbiter.engine.remote_session import RemoteSession
+from arbiter.engine.socket_inbox import MAX_INBOX_BYTES, FrameGate, Inbox
 from arbiter.engine.socket_outbox import SEND_STALL_TIMEOUT, Dropped, Keeper, Outbox
 from arbiter.engine.socket_resume import RESUME_HANDSHAKE_TIMEOUT, Restart
 from arbiter.engine.streams import CLOSE_SEND_TIMEOUT, CLOSED_ERRORS, SecondReader, close_stream, write_now
 from arbiter.engine.transport import End, Received, Transport, TransportClosed
 from protocol import wire
-from protocol.wire import NEED_DATA, FrameRate, WireConnection, WireError, WireState
+from protocol.wire import WireConnection, WireError, WireState
 
 __all__ = ["SocketTransport", "CLOSE_SEND_TIMEOUT", "SEND_STALL_TIMEOUT", "RESUME_HANDSHAKE_TIMEOUT", "close_stream",
            "write_now"]
-
-#: bytes of engine lines the transport keeps that nobody has taken yet (an
-#: idle engine's unrequested output): a few of the largest lines; over it the
-#: peer floods and its stream ends
-MAX_INBOX_BYTES = 4 * wire.MAX_FRAME_BYTES
 
 _ENDS = {"closed": End.CLOSED, "overlong": End.OVERLONG}
 
@@ -79,16 +74,12 @@ class SocketTransport(Transport):
         self._conn = conn
         self._log = log
         self._detail: str | None = None  # why the stream ended, once it has
-        self._inbox: deque[Received] = deque()
-        self._inbox_bytes = 0
-        self._arrived: trio.Event | None = None  # receive() waits for a push (not on the socket)
+        self._inbox = Inbox()
         self._outbox = Outbox()
         self._finished = trio.Event()  # run() is over
         self._attached = trio.Event()
         self._stream_over = trio.Event()  # the current stream is closed
-        self._rate = FrameRate()
-        self._held: wire.Frame | None = None  # read, waiting for the frame rate (until _held_until)
-        self._held_until = 0.0
+        self._gate = FrameGate()
         self._direct: SecondReader | None = None  # receive()'s reads of a plain TCP socket
         self._reader_scope: trio.CancelScope | None = None  # the reader waits (to wake it)
         self._handed: Dropped | None = None  # a drop receive() found, for the reader to raise
@@ -105,17 +96,6 @@ class SocketTransport(Transport):
         self.detached_since: float | None = None
         #: session of the connection's welcome (a reconnect names it)
         self.session = ""
-
-    @property
-    def plays_p1(self) -> bool | None:
-        """Whether this engine plays p1 in its game (None: not known; set by
-        whoever seats it): a resumed search gives back the time away on its
-        own clock only."""
-        return self.session_state.plays_p1
-
-    @plays_p1.setter
-    def plays_p1(self, value: bool | None) -> None:
-        self.session_state.plays_p1 = value
 
     @property
     def rtt(self) -> float | None:
@@ -159,19 +139,14 @@ class SocketTransport(Transport):
     async def receive(self) -> Received:
         while not self._inbox:
             direct = self._direct
-            if direct is None or self._held is not None or self._handed is not None:
-                arrived = self._arrived = trio.Event()
-                try:
-                    await arrived.wait()
-                finally:  # (cancelled too: a push must not go to an event nobody waits on)
-                    if self._arrived is arrived:
-                        self._arrived = None
+            if direct is None or self._gate.held is not None or self._handed is not None:
+                await self._inbox.wait()  # (for a push: the reader task reads)
             else:
                 await self._receive_direct(direct)
-        return self._take()
+        return self._inbox.take()
 
     def receive_nowait(self) -> Received | None:
-        return self._take() if self._inbox else None
+        return self._inbox.take() if self._inbox else None
 
     async def end_detail(self) -> str:
         return self._detail or "closed the connection"
@@ -213,8 +188,7 @@ class SocketTransport(Transport):
             raise ValueError("the transport is not waiting for a reconnect")
         self._stream, self._conn = stream, conn
         self._stream_over = trio.Event()
-        self._rate = FrameRate()
-        self._held = None
+        self._gate = FrameGate()
         self._last_received = self._outbox.last_sent = trio.current_time()
         self._keeper.forget_sync()
         self._attached.set()
@@ -395,24 +369,14 @@ class SocketTransport(Transport):
         stamped ``now`` (when their bytes were read, or a held frame was let
         through); the seconds to wait before the next one (0: none left, or
         the stream is over)."""
-        conn = self._conn
+        conn, gate = self._conn, self._gate
         try:
             while self._detail is None:
-                frame = self._held
+                frame = gate.next(conn, now)
                 if frame is None:
-                    event = conn.next_event()
-                    if event is NEED_DATA:
-                        return 0.0
-                    frame = event
-                    wait = self._rate.wait(now)
-                    if wait:
-                        self._held, self._held_until = frame, now + wait
-                        return wait
-                else:
-                    left = self._held_until - now
-                    if left > 0:
-                        return left
-                    self._held = None
+                    return 0.0
+                if isinstance(frame, float):
+                    return frame
                 self._frame(frame, now)
         except WireError as exc:
             self._end(f"broke the wire ({exc.reason})", close=wire.BROKEN.text(exc.reason))
@@ -489,29 +453,19 @@ class SocketTransport(Transport):
             self.think = frame.think
         if state.ends_search(lines):
             credited = state.credit(now, frame.think, self._keeper.rtt)
-        size = sum(map(len, lines))
-        if self._inbox_bytes + size > MAX_INBOX_BYTES:
+        if not self._inbox.fits(lines):
             self._end(f"sent over {MAX_INBOX_BYTES} bytes of lines nobody asked for",
                       close=wire.FAULT.text("too many unrequested lines"))
             return
-        self._inbox_bytes += size
         self._push((lines, credited, None))
 
     def _push(self, received: Received) -> None:
         if self._log is not None:
             for line in received[0]:
                 self._log.write("<", line)
-        self._inbox.append(received)
-        if self._arrived is not None:
-            self._arrived.set()
-            self._arrived = None
+        self._inbox.put(received)
         if self._direct is not None:  # receive() may wait on the socket
             self._direct.wake()
-
-    def _take(self) -> Received:
-        received = self._inbox.popleft()
-        self._inbox_bytes -= sum(map(len, received[0]))
-        return received
 
     def _queue(self, *frames: wire.Frame) -> None:
         self._queue_at(frames, trio.current_time())
