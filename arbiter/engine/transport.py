@@ -25,7 +25,7 @@ import select
 
 import trio
 
-from arbiter.engine.fdio import read_now, read_some, write_all
+from arbiter.engine.fdio import read_now, read_some, write_all, write_now
 from arbiter.engine.iolog import IOLog
 from arbiter.engine.process import EngineProcess
 from protocol.codec import LineSplitter, ProtocolError
@@ -182,7 +182,9 @@ class PipeTransport(Transport):
             for line in data.decode("utf-8", "replace").splitlines():
                 self._log.write(">", line)
         try:
-            await write_all(self._stdin_fd, data)
+            sent = write_now(self._stdin_fd, data)  # (usually all: no coroutine made)
+            if sent < len(data):
+                await write_all(self._stdin_fd, data[sent:])
         except (trio.ClosedResourceError, OSError):
             raise TransportClosed("the engine's input is closed") from None
 
