@@ -477,7 +477,7 @@ def _peer(stream: trio.abc.Stream) -> str:
     """The peer's address (no port: failures are counted per host)."""
     if isinstance(stream, trio.SSLStream):
         stream = stream.transport_stream
-    socket = getattr(stream, "socket", None)
+    socket = stream.socket if isinstance(stream, trio.SocketStream) else None
     try:
         return str(socket.getpeername()[0]) if socket is not None else "?"
     except OSError:
