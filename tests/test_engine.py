@@ -30,7 +30,7 @@ from arbiter.engine import (
 from arbiter.engine.conversation import CATCH_UP_READS
 from arbiter.engine.info import SearchInfo, cut_line
 from arbiter.engine.process import STDERR_TAIL_CHARS, STDERR_TAIL_LINES
-from arbiter.engine.transport import End, Received, TransportClosed
+from arbiter.engine.transport import End, Received, Transport, TransportClosed
 from arbiter.games import Termination
 from arbiter.match import MatchTermination, play_game
 from protocol.limits import MAX_INFO_KEPT, MAX_INFO_LINE_KEPT, MAX_INFO_LINES_KEPT, MAX_LINE_BYTES, MAX_PV_KEPT
@@ -359,11 +359,13 @@ def test_harness_detects_live_processes():
 # --- the conversation in-process, over a transport written here --------------------------
 
 
-class MockTransport:
+class MockTransport(Transport):
     """The engine's end of a conversation, scripted by the test (in the manner
     of python-chess's MockTransport): every line the arbiter sends must be
     the next one :meth:`expect`-ed, and the answer given with it is queued
     for reading as one chunk.  :meth:`write` queues output unasked."""
+
+    alive = True  # (a plain attribute: the tests set it)
 
     def __init__(self):
         self.expected: deque[tuple[str, tuple[str, ...]]] = deque()
@@ -407,9 +409,6 @@ class MockTransport:
 
     def note(self, text: str) -> None:
         self.notes.append(text)
-
-    def lag_allowance(self) -> None:
-        return None
 
 
 HANDSHAKE = ("id name mock", "id author the tests", "option name Hash type spin default 16 min 1 max 64",

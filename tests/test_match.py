@@ -21,6 +21,7 @@ from bad_engines.harness import FAST, config, group_alive, pid_alive
 from cli import invoke, start
 
 from arbiter.engine import EngineConfig, EngineStartError, EngineTimeouts, open_engine
+from arbiter.engine.transport import Seat
 from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
 from arbiter.games import Color, Termination, get_game
 from arbiter.match import MatchTermination, play_engines, play_game
@@ -312,14 +313,6 @@ class FakeReply:
         self.move, self.time, self.info = move, time, {}
 
 
-class LocalLink:
-    """A fake engine's transport as the driver sees it: a local pipe's, with
-    no lag to allow for (``Transport.lag_allowance``)."""
-
-    def lag_allowance(self) -> None:
-        return None
-
-
 class FakeEngine:
     """Answers each go with its first legal move after ``think`` seconds
     (None: never); its go write blocks for ``write`` seconds; ``lag``: the
@@ -338,7 +331,7 @@ class FakeEngine:
         self.lag = lag
         self.moves: list[str] = []
         self.stops = 0
-        self.transport = LocalLink()
+        self.transport = Seat()  # a local engine's: no lag allowance, never away
 
     async def start_new_game(self, name: str) -> None:
         pass

@@ -26,6 +26,7 @@ from arbiter.match.state import (
     DEADLINE_PASSED,
     BestMove,
     CanonicalSpellings,
+    Disconnected,
     Faulted,
     GameOver,
     Go,
@@ -377,6 +378,30 @@ def test_a_movetime_flags_at_its_deadline_plus_margin():
     assert over(table.answer(seconds=0.21)).termination is M.TIME_FORFEIT
     table = Table(new_state(tc="st=0.2"))
     assert isinstance(table.answer(seconds=0.19), Go) and table.state.moves[0].clock_ms is None
+
+
+def test_a_mover_disconnected_at_its_deadline_loses_by_disconnect():
+    """specs/wire.md §Disconnect and resume: the match decides the ending of
+    a remote engine away when its time ran out; the rest is DeadlinePassed's."""
+    state = new_state(tc="0.4+0")
+    state.start()
+    end = over(state.receive(Disconnected("far")))
+    assert (end.termination, end.winner) == (M.DISCONNECT, BLACK)
+    assert end.detail == "far was disconnected and did not come back before its time ran out"
+    state = new_state(tc="inf", stall_ms=500, grace=0.7)
+    state.start()
+    assert state.receive(Disconnected("far")) == Stop(WHITE, 0.7)  # no clock: stop, then a stall
+    assert over(state.receive(Disconnected("far"))).termination is M.STALL
+
+
+def test_a_remote_replys_lag_figures_are_kept_in_its_ply():
+    state = new_state()
+    state.start()
+    state.receive(BestMove(Reply(state.position.legal_moves()[0], 100.2), 100.0, lag=(12, 3)))
+    state.receive(BestMove(Reply(state.position.legal_moves()[0], 100.4), 100.3))
+    remote, local = state.moves
+    assert (remote.rtt_ms, remote.comp_ms) == (12, 3) and remote.to_dict()["comp_ms"] == 3
+    assert (local.rtt_ms, local.comp_ms) == (None, None) and "comp_ms" not in local.to_dict()
 
 
 @pytest.mark.parametrize("tc", ["depth=4", "nodes=1000", "inf"])

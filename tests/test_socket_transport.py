@@ -344,7 +344,7 @@ async def test_over_tcp_a_drop_or_a_broken_wire_while_receive_waits_is_an_end():
                         await client_end.aclose()
                     else:
                         await client_end.send_all(ending)
-                assert got == [([], 0)] and transport._inbox_bytes == 0
+                assert got == [([], 0)] and transport._inbox.held_bytes == 0
                 assert detail in await transport.end_detail() and not transport.alive
                 await transport.wait_finished()
         if ending is not None:

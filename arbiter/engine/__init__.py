@@ -37,7 +37,8 @@ from arbiter.engine.errors import (
     stderr_clause,
 )
 from arbiter.engine.info import Reply, format_score, merge_info
-from arbiter.engine.process import QUIT_LINE, EngineProcess, IOLog, log_dir_problem
+from arbiter.engine.iolog import IOLog, log_dir_problem
+from arbiter.engine.process import QUIT_LINE, EngineProcess
 from arbiter.engine.transport import PipeTransport
 
 __all__ = [
