@@ -73,8 +73,6 @@ __all__ = [
 ]
 
 
-
-
 # --------------------------------------------------------------------------
 # Which engines file applies
 # --------------------------------------------------------------------------
@@ -140,7 +138,6 @@ DEFINING = ("game", "engine", "format", "games", "rounds", "openings", "opening_
 RUN_SETTINGS = (("concurrency", "concurrency"), ("restart", "restart"), ("pgn", "pgn"),
                 ("log", "log_dir"), ("cluster", "cluster"), ("workers", "workers"),
                 ("strict", "strict"))
-
 
 
 # --------------------------------------------------------------------------

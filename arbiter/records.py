@@ -401,7 +401,6 @@ def export_tags(tournament: dict[str, Any], row: dict[str, Any]) -> dict[str, st
             "Round": round_tag(tournament, row)}
 
 
-
 def parsed_from_record(record: GameRecord, tags: Mapping[str, str] | None, filename: str,
                        number: int, line: int) -> ParsedGame:
     """A record as :func:`parse_games` would read its text (for replaying a

@@ -233,8 +233,6 @@ class Schedule:
         return {game.key: game for game in self.games}
 
 
-
-
 def build_schedule(
     engines: Sequence[str],
     *,
