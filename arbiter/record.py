@@ -230,6 +230,12 @@ class GameRecord:
             data[name] = value
         return data
 
+    def values_to_store(self) -> dict[str, Any]:
+        """:meth:`to_dict`'s values for one reader that only reads them (the
+        store): a record may hand over its own lists (a received record's
+        plies as they came) instead of copies, so nothing may change them."""
+        return self.to_dict()
+
     def encoded_moves(self) -> str | None:
         """The JSON text of ``to_dict()["moves"]`` if this record came with it
         (a cluster worker's, checked when read), else None: the store then

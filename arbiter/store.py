@@ -46,6 +46,7 @@ keep commits off the event loop that times the engines.
 from __future__ import annotations
 
 import datetime as _dt
+import enum
 import fcntl
 import hashlib
 import json
@@ -93,10 +94,21 @@ WAL_RETRY = 0.02
 _BUSY, _LOCKED, _PERM, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = (
     5, 6, 3, 8, 10, 11, 13, 14, 26)
 
-#: tournament statuses (see specs/storage.md)
-RUNNING, FINISHED, INTERRUPTED, ABORTED = "running", "finished", "interrupted", "aborted"
-#: a run asked to stop gracefully (`arbiter stop`): its games in progress finished, resumable
-STOPPED = "stopped"
+class RunStatus(enum.StrEnum):
+    """A tournament's status (specs/storage.md §tournaments); string-valued,
+    so the column and JSON keep their text."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    #: Ctrl-C, SIGTERM, a lost server: resumable
+    INTERRUPTED = "interrupted"
+    #: the run could not go on (an engine that cannot start, the database failed)
+    ABORTED = "aborted"
+    #: asked to stop gracefully (`arbiter stop`): its games in progress finished, resumable
+    STOPPED = "stopped"
+
+
+_STATUSES = frozenset(RunStatus)
 
 _JSON_COLUMNS = {
     "tournaments": ("config", "engines"),
@@ -527,6 +539,8 @@ class Store:
             for column in _JSON_COLUMNS[table]:
                 if isinstance(row.get(column), str):
                     row[column] = json.loads(row[column])
+            if table == "tournaments" and row.get("status") in _STATUSES:
+                row["status"] = RunStatus(row["status"])  # typed from here to the edge
         return rows
 
     # -- tournaments -----------------------------------------------------
@@ -544,7 +558,7 @@ class Store:
                 "name": name, "game": game, "format": format, "identity": identity,
                 "config": json.dumps(config, sort_keys=True),
                 "engines": json.dumps([e["name"] for e in engines]),
-                "total_games": total_games, "status": RUNNING, "note": "",
+                "total_games": total_games, "status": RunStatus.RUNNING, "note": "",
                 "created": stamp, "updated": stamp,
             })
             tournament_id = table.last_pk
@@ -605,14 +619,14 @@ class Store:
         rows = self._rows("tournaments", "select * from tournaments order by id desc limit 1")
         return rows[0] if rows else None
 
-    def set_status(self, tournament_id: int, status: str, note: str | None = None) -> None:
+    def set_status(self, tournament_id: int, status: RunStatus, note: str | None = None) -> None:
         values: dict[str, Any] = {"status": status, "updated": now_iso()}
         if note is not None:
             values["note"] = note
         with self.transaction():
             self.db.table("tournaments").update(tournament_id, values)
 
-    def end_run(self, tournament_id: int, status: str, note: str, detail: str) -> None:
+    def end_run(self, tournament_id: int, status: RunStatus, note: str, detail: str) -> None:
         """How a run ended: its status and note, and an event of kind
         ``status`` saying ``detail``, in one transaction (both are stored,
         or neither: a run can then say truly which)."""

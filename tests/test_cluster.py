@@ -390,6 +390,8 @@ def test_a_received_record_is_the_record_it_parses_to():
     assert received == record and record == received
     assert (received.white, received.result, received.plies) == ("a", "1-0", 4)
     assert received.moves == plies and received.all_moves == record.all_moves
+    # what the store reads is the same values, in the same order (its JSON text)
+    assert json.dumps(received.values_to_store()) == json.dumps(record.values_to_store())
     received.moves = plies[:1]  # replaced plies are what it writes then
     assert received.to_dict()["moves"] == [plies[0].to_dict()]
 

@@ -408,6 +408,9 @@ class MockTransport:
     def note(self, text: str) -> None:
         self.notes.append(text)
 
+    def lag_allowance(self) -> None:
+        return None
+
 
 HANDSHAKE = ("id name mock", "id author the tests", "option name Hash type spin default 16 min 1 max 64",
              "option name UGI_Game type combo default troll var troll var atoll", "ugiok")

@@ -312,6 +312,14 @@ class FakeReply:
         self.move, self.time, self.info = move, time, {}
 
 
+class LocalLink:
+    """A fake engine's transport as the driver sees it: a local pipe's, with
+    no lag to allow for (``Transport.lag_allowance``)."""
+
+    def lag_allowance(self) -> None:
+        return None
+
+
 class FakeEngine:
     """Answers each go with its first legal move after ``think`` seconds
     (None: never); its go write blocks for ``write`` seconds; ``lag``: the
@@ -330,6 +338,7 @@ class FakeEngine:
         self.lag = lag
         self.moves: list[str] = []
         self.stops = 0
+        self.transport = LocalLink()
 
     async def start_new_game(self, name: str) -> None:
         pass

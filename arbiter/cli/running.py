@@ -34,7 +34,7 @@ from arbiter.run.gameloop import EngineSource
 from arbiter.run.observer import RunResult
 from arbiter.run.player import Player
 from arbiter.run.workers import choose_workers
-from arbiter.store import ABORTED, FINISHED, INTERRUPTED, STOPPED, Store, StoreError, TournamentBusyError
+from arbiter.store import RunStatus, Store, StoreError, TournamentBusyError
 from arbiter.tournament import check_engines, delete_tournament, open_tournament, tournament_standings
 
 from .app import (
@@ -204,16 +204,16 @@ def _strict_summary(result: RunResult) -> None:
 
 
 def _exit_for(result: RunResult) -> None:
-    if result.status == ABORTED:
+    if result.status == RunStatus.ABORTED:
         print(f"arbiter: error: tournament {result.tournament_id} aborted: {result.note}",
               file=sys.stderr)
         raise typer.Exit(EXIT_ABORTED)
-    if result.status == STOPPED:
+    if result.status == RunStatus.STOPPED:
         print(f"arbiter: tournament {result.tournament_id} stopped after {result.done}/{result.total} "
               f"games (arbiter stop); run the same command (or --resume {result.tournament_id}) to "
               "continue", file=sys.stderr)
         return
-    if result.status == INTERRUPTED:
+    if result.status == RunStatus.INTERRUPTED:
         print(f"arbiter: tournament {result.tournament_id} interrupted after "
               f"{result.done}/{result.total} games; run the same command (or --resume "
               f"{result.tournament_id}) to continue", file=sys.stderr)
@@ -259,7 +259,7 @@ def run_config(config: TournamentConfig, db: str, *, new: bool, plain: bool, as_
                   file=sys.stderr)
         result = _run(store, config, tournament_id, plain, as_json, remote, cluster,
                       created=created)
-        if result.status in (ABORTED, INTERRUPTED, STOPPED):
+        if result.status in (RunStatus.ABORTED, RunStatus.INTERRUPTED, RunStatus.STOPPED):
             _summary(store, tournament_id, as_json)
             _exit_for(result)
             return
@@ -305,11 +305,11 @@ def _find(store: Store, config: TournamentConfig, *, new: bool, resume_id: int |
     if resume_id is not None:
         row = store.tournament(resume_id)
         assert row is not None
-        return resume_id, "finished" if row["status"] == FINISHED else "resume"
+        return resume_id, "finished" if row["status"] == RunStatus.FINISHED else "resume"
     existing = None if new else store.find_tournament(config.identity())
     if existing is None:
         return None, "new"
-    return existing["id"], "finished" if existing["status"] == FINISHED else "resume"
+    return existing["id"], "finished" if existing["status"] == RunStatus.FINISHED else "resume"
 
 
 def _check_engines(config: TournamentConfig, log_existed: bool, *, created: bool

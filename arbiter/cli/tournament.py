@@ -24,7 +24,7 @@ from arbiter.config import (
 )
 from arbiter.enginespec import DEFAULT_WAIT_ENGINES, REMOTE_PREFIX, parse_engine_spec
 from arbiter.schedule import FORMATS
-from arbiter.store import DEFAULT_DB, FINISHED
+from arbiter.store import DEFAULT_DB, RunStatus
 
 from .app import EACH_HELP, app, fail
 from .running import run_config
@@ -254,7 +254,7 @@ def demo(
         fail(str(exc))
     with open_store(db) as store:
         existing = store.find_tournament(config.identity())
-        new = existing is None or existing["status"] == FINISHED
+        new = existing is None or existing["status"] == RunStatus.FINISHED
     typer.echo(f"demo: a round-robin of the sample engines (mcts, greedy, random) on {DEMO_GAME}, "
                f"{len(config.schedule())} games, tc {config.tc}, into {db}")
     run_config(config, db, new=new, plain=plain, as_json=False)

@@ -259,6 +259,14 @@ class ReceivedRecord(GameRecord):
                 data[name] = value.copy() if isinstance(value, list | dict) else value
         return data
 
+    def values_to_store(self) -> dict[str, Any]:
+        made = self._ply_values
+        if made is None:
+            return super().values_to_store()
+        # the values as they came, shared (the store only reads them): copying
+        # every ply to store it once was a fifth of the coordinator's cost per game
+        return {name: made if name == "moves" else self.__dict__[name] for name in _RECORD_KEYS}
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GameRecord):
             return NotImplemented

@@ -71,6 +71,13 @@ class Transport(Protocol):
     def alive(self) -> bool:
         """The other end is still there, as far as is known without asking."""
 
+    def lag_allowance(self) -> float | None:
+        """How much longer than its clock's deadline a search's ``bestmove``
+        may be waited for over this connection (seconds; read again once the
+        ``go`` was written), or None where there is no lag to allow (a local
+        pipe: the match then keeps one deadline for the whole game).  A remote
+        engine's is its lag quota's (specs/wire.md §Clock fairness)."""
+
 
 #: Bytes read from stdout at a time (one pipe's capacity).
 READ_CHUNK = 1 << 16
@@ -115,6 +122,9 @@ class PipeTransport:
     @property
     def alive(self) -> bool:
         return self._process is None or self._process.running
+
+    def lag_allowance(self) -> None:
+        return None  # a pipe has no network lag to allow for
 
     def note(self, text: str) -> None:
         if self._log is not None:

@@ -85,10 +85,10 @@ class _Driver:
         self._scope: trio.CancelScope | None = None
         #: when the search in progress started (the end of its go write)
         self._started = 0.0
-        #: per colour, how much longer a search may be waited for: a remote
-        #: engine's lag allowance (its transport's ``lag_allowance``), None
-        #: for a local engine (specs/wire.md §Clock fairness)
-        self._lag = {color: getattr(getattr(p.engine, "transport", None), "lag_allowance", None)
+        #: per colour, whether a search may be waited for past its deadline:
+        #: a remote engine's transport allows for its lag, a local one's
+        #: does not (``Transport.lag_allowance``, specs/wire.md §Clock fairness)
+        self._lag = {color: p.engine.transport.lag_allowance() is not None
                      for color, p in players.items()}
 
     def interrupt(self, engine: Engine) -> None:
@@ -151,13 +151,13 @@ class _Driver:
                 self._started = before = now
                 due = before + go.seconds
                 lag = self._lag[go.color]
-                if deadline < due or (lag is None and deadline > due + DEADLINE_SLACK):
+                if deadline < due or (not lag and deadline > due + DEADLINE_SLACK):
                     scope.deadline = deadline = due + DEADLINE_SLACK
                 reply: Answer | None = None
                 try:
                     self._started = await engine.go(go.position, go.limits, go.mover_is_p1)
-                    if lag is not None:  # the allowance is read once the go went
-                        due = self._started + go.seconds + lag()
+                    if lag:  # the allowance is read once the go went
+                        due = self._started + go.seconds + self._allowance(engine)
                         if not due <= deadline <= due + DEADLINE_SLACK:
                             scope.deadline = deadline = due + DEADLINE_SLACK
                     self._record()  # the previous ply, while this engine thinks
@@ -170,9 +170,12 @@ class _Driver:
             return action  # (a Go after the break above: played under a new scope)
         reply = None
         if self._started > before:  # the write was done: the search's own deadline counts from its end
-            lag = self._lag[go.color]
-            reply = await self._wait_until(engine, self._started + go.seconds + (lag() if lag else 0.0))
+            reply = await self._wait_until(engine, self._started + go.seconds + self._allowance(engine))
         return self._settle(reply)
+
+    @staticmethod
+    def _allowance(engine: Engine) -> float:
+        return engine.transport.lag_allowance() or 0.0
 
     async def _wait_until(self, engine: Engine, deadline: float) -> Answer | None:
         """The bestmove, waited for until ``deadline`` (None: no bestmove by

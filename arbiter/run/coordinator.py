@@ -42,15 +42,7 @@ from arbiter.live import LiveGames
 from arbiter.record import GameRecord
 from arbiter.schedule import ScheduledGame
 from arbiter.standings import Standings, Tally
-from arbiter.store import (
-    ABORTED,
-    FINISHED,
-    INTERRUPTED,
-    RUNNING,
-    STOPPED,
-    Store,
-    StoreError,
-)
+from arbiter.store import RunStatus, Store, StoreError
 
 from .observer import Observer, RunResult
 from .pending import PendingGames
@@ -191,7 +183,7 @@ class Coordinator:
     async def _run(self) -> RunResult:
         await trio.to_thread.run_sync(self._load)
         self.started_at = trio.current_time()
-        self.store.set_status(self.tournament_id, RUNNING)
+        self.store.set_status(self.tournament_id, RunStatus.RUNNING)
         kind = "resume" if self._rows else "start"
         self.store.add_event(self.tournament_id, kind,
                              f"{len(self.pending)} of {self.total} games to play, "
@@ -228,16 +220,16 @@ class Coordinator:
         self._check_sprt()
         abandoned = sorted(self.running, key=lambda k: self.running[k].seq)
         if self._abort:
-            status, note = ABORTED, self._abort
+            status, note = RunStatus.ABORTED, self._abort
         elif self._interrupted:
-            status, note = INTERRUPTED, (f"interrupted with {len(abandoned)} game(s) in progress"
+            status, note = RunStatus.INTERRUPTED, (f"interrupted with {len(abandoned)} game(s) in progress"
                                          + (f" ({self._stop_reason})" if self._stop_reason else ""))
         elif self.done >= self.total or (self.stopping_note and not self._drained):
-            status, note = FINISHED, self.stopping_note or self.standings.sprt_note()  # an SPRT at the cap says so
+            status, note = RunStatus.FINISHED, self.stopping_note or self.standings.sprt_note()  # an SPRT at the cap says so
         elif self._drained:
-            status, note = STOPPED, f"stopped ({self._stop_reason}); {self.done} of {self.total} games"
+            status, note = RunStatus.STOPPED, f"stopped ({self._stop_reason}); {self.done} of {self.total} games"
         else:  # the run was cancelled from outside (its caller's scope)
-            status, note = INTERRUPTED, "stopped early"
+            status, note = RunStatus.INTERRUPTED, "stopped early"
         await trio.to_thread.run_sync(self.live.clear)
         try:  # status and event in one transaction: stored both, or neither
             await trio.to_thread.run_sync(

@@ -137,7 +137,7 @@ class GameWriter:
             self.store.save_game(
                 self.tournament_id, key=scheduled.key, seq=scheduled.seq, round=scheduled.round,
                 pairing=scheduled.pairing, index=scheduled.index, pair=scheduled.pair,
-                opening=scheduled.opening.to_dict(), record=record.to_dict(),
+                opening=scheduled.opening.to_dict(), record=record.values_to_store(),
                 move_data=record.encoded_moves())
         except DuplicateGameError:
             return False

@@ -26,7 +26,7 @@ from typing import Any
 
 from arbiter.live import live_games, ply_entry, stored_key
 from arbiter.record import GameRecord, Ply
-from arbiter.store import RUNNING, Store, game_record
+from arbiter.store import RunStatus, Store, game_record
 
 from . import charts, engines, runs
 from .counts import Count, crosstable
@@ -140,7 +140,7 @@ class Reader:
             games = rows(store, f"select {_LIST_COLUMNS} from games where tournament = ?{where} "
                          "order by seq desc, id desc limit ? offset ?",
                          [tournament_id, *params, GAMES_PAGE_SIZE, offset])
-        live = self.live(tournament_id) if summary["status"] == RUNNING else []
+        live = self.live(tournament_id) if summary["status"] == RunStatus.RUNNING else []
         sprt = standings["sprt"]
         arena = None
         if summary["format"] == runs.ARENA:
@@ -377,7 +377,7 @@ def _summary(store: Store, row: dict[str, Any]) -> dict[str, Any]:
     """A tournament's line: what ``arbiter standings --list`` shows, the
     status ``killed`` for a ``running`` one that no run holds."""
     status = row["status"]
-    if status == RUNNING and not store.run_active(row["id"]):
+    if status == RunStatus.RUNNING and not store.run_active(row["id"]):
         status = KILLED
     return {"id": row["id"], "name": row["name"], "game": row["game"], "format": row["format"],
             "status": status, "note": row.get("note") or "", "done": store.count_games(row["id"]),

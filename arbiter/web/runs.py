@@ -12,7 +12,7 @@ import json
 import shlex
 from typing import Any
 
-from arbiter.store import RUNNING, Store
+from arbiter.store import RunStatus, Store
 
 #: the ``format`` of an arena's tournament row (arbiter.server.arena.ARENA_FORMAT;
 #: the view does not import the server)
@@ -33,7 +33,7 @@ def progress(store: Store, summary: dict[str, Any]) -> dict[str, Any]:
     info: dict[str, Any] = {"done": done, "total": total,
                             "percent": round(100 * done / total, 1) if total else 0.0,
                             "eta_seconds": None}
-    if summary["status"] != RUNNING:
+    if summary["status"] != RunStatus.RUNNING:
         return info
     started = store.db.conn.execute(
         "select time from events where tournament = ? and kind in ('start', 'resume') "
