@@ -559,7 +559,7 @@ def test_spec_transcripts_replay_through_codec_and_referee():
     """specs/protocol.md §Example transcripts: every line parses, every position
     and every bestmove is legal for the referee, every response is right."""
     from arbiter.games import get_game
-    from protocol.sdk import query_answer
+    from arbiter.sdk import query_answer
 
     blocks = _transcripts()
     games_seen = set()
@@ -594,3 +594,23 @@ def test_spec_transcripts_replay_through_codec_and_referee():
                     assert read.value == query_answer(position, pending_query), line
         assert bestmoves >= 1
     assert games_seen == {"troll", "atoll", "morris", "talisman"}
+
+
+def test_protocol_imports_nothing_of_arbiter():
+    """protocol/ is the pure protocol (ARCHITECTURE.md §Which way imports
+    point): no module of it imports ``arbiter``, not even for types; the
+    engine SDK that needs the referee is arbiter/sdk.py."""
+    import ast
+    from pathlib import Path
+
+    import protocol
+
+    found = []
+    for path in sorted(Path(protocol.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0
+                     else [])
+            found += [f"{path.name}:{node.lineno} {name}" for name in names
+                      if name == "arbiter" or name.startswith("arbiter.")]
+    assert found == []
