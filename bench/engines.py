@@ -39,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arbiter.games import GAME_NAMES, Position, get_game  # noqa: E402
-from protocol.sdk import SearchLimits  # noqa: E402
+from arbiter.sdk import SearchLimits  # noqa: E402
 from sample_engines.greedy import GreedyEngine  # noqa: E402
 from sample_engines.mcts import MctsEngine  # noqa: E402
 from sample_engines.random import RandomEngine  # noqa: E402

@@ -284,7 +284,7 @@ def test_a_cluster_over_tls_plays_the_tournament(tmp_path):
 
 KILLER = """
 import os, signal, time
-from protocol.sdk import Engine, run
+from arbiter.sdk import Engine, run
 
 class Killer(Engine):
     name = "Killer"

@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
+from arbiter import sdk
 from arbiter.games import Color, get_game
+from arbiter.sdk import SearchLimits, query_answer, time_budget_ms
 from protocol import messages as m
-from protocol import sdk
 from protocol.codec import LineSplitter
-from protocol.sdk import SearchLimits, query_answer, time_budget_ms
 from protocol.session import EngineSession, SessionState
 from sample_engines.geometry import morris_board, talisman_board
 
@@ -585,7 +585,7 @@ class _Buggy:
 
     @staticmethod
     def make(behaviour: str):
-        from protocol.sdk import Engine
+        from arbiter.sdk import Engine
 
         class Buggy(Engine):
             name = f"Buggy {behaviour}"
@@ -604,7 +604,7 @@ class _Buggy:
 def test_sdk_answers_a_legal_bestmove_whatever_choose_move_does(behaviour):
     import io
 
-    from protocol.sdk import EngineRunner
+    from arbiter.sdk import EngineRunner
 
     read_end, write_end = os.pipe()
     os.write(write_end, b"ugi\nsetoption name UGI_Game value morris\nposition startpos\ngo depth 1\n")

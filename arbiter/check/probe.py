@@ -135,7 +135,7 @@ class Probe:
                  log_dir: str | None, evidence: Evidence):
         self.number = number
         self.engine = EngineProcess(config, timeouts, log_dir)
-        self.session = EngineSession()
+        self.session = EngineSession(tolerant=True)
         self.evidence = evidence
         self.pid: int | None = None
         self.fault: str | None = None

@@ -11,7 +11,8 @@ and ``quit``.  Every line is flushed as it is written.
 Threads, because ``stop`` and ``isready`` must be answered while the engine
 thinks: the main thread reads stdin and answers at once; each ``go`` runs
 ``choose_move`` in a worker thread, which checks :meth:`SearchLimits.stopped`
-as often as it can.  This is the only module of ``protocol/`` that does I/O.
+as often as it can.  It lives beside the referee it tracks positions with,
+not in ``protocol/``, which is pure and imports nothing of ``arbiter``.
 """
 
 from __future__ import annotations
@@ -29,10 +30,9 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, ClassVar, TextIO
 
 from arbiter.games import GAME_NAMES, Game, GameError, Position, get_game
-
-from . import messages as m
-from .codec import LineSplitter, ProtocolError, parse_arbiter_line, tokenize
-from .query import query_answer
+from protocol import messages as m
+from protocol.codec import LineSplitter, ProtocolError, parse_arbiter_line, tokenize
+from protocol.query import query_answer
 
 #: Milliseconds kept back from every time budget: the SDK's own latency
 #: (reading the line, building the position, writing ``bestmove``) on a busy
