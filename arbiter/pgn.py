@@ -26,6 +26,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from arbiter.games import RESULTS
+from arbiter.record import Score
 
 #: The comment that marks a move of the opening (not played by an engine).
 BOOK_COMMENT = "book"
@@ -156,10 +157,12 @@ def format_seconds(ms: int) -> str:
     return text + "s"
 
 
-def format_score(score: str) -> str:
-    """A protocol score as the record writes it, from the mover's view:
-    ``cp 35`` -> ``+0.35``, ``mate -3`` -> ``-M3``, ``winprob 0.62`` -> ``62%``."""
-    kind, _, value = score.partition(" ")
+def format_score(score: Score | str) -> str:
+    """A score as it is shown (the PGN comments, the terminal, the web view),
+    from the mover's view: ``cp 35`` -> ``+0.35``, ``mate -3`` -> ``-M3``,
+    ``winprob 0.62`` -> ``62%``; the one formatter of a :class:`Score`
+    (text is read as one first: ValueError if it is not)."""
+    kind, _, value = str(Score.parse(score) if isinstance(score, str) else score).partition(" ")
     if kind == "cp":
         cp = int(value)
         sign = "+" if cp > 0 else "-" if cp < 0 else ""

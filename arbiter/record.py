@@ -73,8 +73,10 @@ class Score:
     winprob is kept as its text shows it (``:g``, six significant digits), so
     a score read back from a stored record equals the one the match made.
 
-    A score also equals its text (``score == "cp 35"``): records made before
-    there was a Score, and code that still holds text, compare alike."""
+    A score is not its text: it equals only a score (``Score.parse("cp 35")
+    == Score(CP, 35)``, never ``"cp 35"``); text is read with :meth:`parse`
+    at the edge, and written as it is shown with :func:`arbiter.pgn.format_score`,
+    the one formatter."""
 
     kind: ScoreKind
     value: int | float
@@ -127,12 +129,10 @@ class Score:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Score):
             return self.kind is other.kind and self.value == other.value
-        if isinstance(other, str):
-            return str(self) == other
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(str(self))  # equal to its text, so hashed as its text
+        return hash((self.kind, self.value))
 
 
 @dataclass(slots=True)

@@ -606,7 +606,7 @@ async def test_info_flood_costs_its_opponent_nothing():
     assert record.result != "1-0" or record.termination != MatchTermination.TIME_FORFEIT.value
     assert record.result != "0-1" or record.termination in rule_endings, record.termination_detail
     flooded = [move for move in record.moves if move.color == "black"]
-    assert flooded and all((move.score, move.depth, move.nodes, move.engine_time_ms) == ("cp 7", 16, 1000, 5)
+    assert flooded and all((str(move.score), move.depth, move.nodes, move.engine_time_ms) == ("cp 7", 16, 1000, 5)
                            and move.pv == [move.move] * MAX_PV_KEPT for move in flooded)
     assert all(group_alive(pid) == [] for pid in pids)
 

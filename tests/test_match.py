@@ -174,7 +174,7 @@ async def test_flood_of_info_keeps_the_last_fields():
     black_moves = [m for m in record.moves if m.color == "black"]
     assert black_moves
     for move in black_moves:
-        assert (move.score, move.depth, move.nodes, move.engine_time_ms) == ("cp 42", 99, 123456, 7)
+        assert (str(move.score), move.depth, move.nodes, move.engine_time_ms) == ("cp 42", 99, 123456, 7)
         assert move.pv == [move.move]
     white_moves = [m for m in record.moves if m.color == "white"]
     assert all(m.score is None and m.pv == [] for m in white_moves)

@@ -259,13 +259,13 @@ def test_hand_written_games_replay_and_read_as_written():
     assert reports[0].final_fen == final.fen() and outcome is not None and outcome.result == "1-0"
     morris = replay.to_record(games[1])
     assert morris.fen == "3/3/3/B1W3/2W/2B/3 w 7 7 0 4" and morris.termination == "blocked"
-    assert (morris.moves[0].score, morris.moves[0].depth, morris.moves[0].time_ms) == ("cp 35", 4, 1500)
+    assert (str(morris.moves[0].score), morris.moves[0].depth, morris.moves[0].time_ms) == ("cp 35", 4, 1500)
     assert morris.moves[2].time_ms == 0 and morris.moves[2].score is None  # no comment
     talisman = replay.to_record(games[2])
     assert talisman.opening_moves == ["B", "C"] and talisman.termination == "cannot-catch-up"
     assert talisman.black == 'random "the" \\ mover'
-    assert (talisman.moves[0].score, talisman.moves[0].depth) == ("mate 3", 12)
-    assert (talisman.moves[3].score, talisman.moves[3].depth, talisman.moves[3].time_ms) == (
+    assert (str(talisman.moves[0].score), talisman.moves[0].depth) == ("mate 3", 12)
+    assert (str(talisman.moves[3].score), talisman.moves[3].depth, talisman.moves[3].time_ms) == (
         "winprob 1e-05", 3, 2500)  # a comment broken over two lines
     assert replay.to_record(games[3]).moves[1].move == "swap"
     assert reports[4].result == "*"

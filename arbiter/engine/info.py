@@ -17,7 +17,7 @@ from protocol.codec import ProtocolError, parse_engine_line
 from protocol.limits import MAX_INFO_KEPT, MAX_INFO_LINE_KEPT, MAX_INFO_LINES_KEPT, MAX_PV_KEPT
 from protocol.messages import WHITESPACE, Info
 
-__all__ = ["SearchInfo", "Reply", "merge_info", "format_score", "cut_line"]
+__all__ = ["SearchInfo", "Reply", "merge_info", "cut_line"]
 
 #: The fields merged from ``info`` lines (the latest value of each), and the
 #: score's, which come together from the latest line with a score.
@@ -138,12 +138,3 @@ def merge_info(lines: Sequence[str | Info]) -> dict[str, object]:
     return merged
 
 
-def format_score(info: dict[str, object]) -> str | None:
-    """``"cp 35"``, ``"mate -3"`` or ``"winprob 0.62"`` from merged info fields."""
-    if info.get("score_mate") is not None:
-        return f"mate {info['score_mate']}"
-    if info.get("score_cp") is not None:
-        return f"cp {info['score_cp']}"
-    if info.get("score_winprob") is not None:
-        return f"winprob {info['score_winprob']:g}"
-    return None
