@@ -135,6 +135,30 @@ class Score:
         return hash((self.kind, self.value))
 
 
+@dataclass(frozen=True, slots=True)
+class ReportedInfo:
+    """What an engine reported of one search: the latest value of each field
+    of its ``info`` lines (None, or an empty pv, where it gave none); the
+    score from the latest line with one (a mate first, then cp, then
+    winprob: :meth:`Score.from_info`).  False when the engine reported
+    nothing."""
+
+    depth: int | None = None
+    seldepth: int | None = None
+    nodes: int | None = None
+    nps: int | None = None
+    time: int | None = None  # the engine's own search time, ms
+    pv: tuple[str, ...] = ()  # at most MAX_PV_KEPT moves
+    score: Score | None = None
+
+    def __bool__(self) -> bool:
+        return self != NOTHING_REPORTED
+
+
+#: a search the engine said nothing of (one value for all)
+NOTHING_REPORTED = ReportedInfo()
+
+
 @dataclass(slots=True)
 class Ply:
     """One ply played by an engine: what the arbiter measured and what the

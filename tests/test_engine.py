@@ -33,6 +33,7 @@ from arbiter.engine.process import STDERR_TAIL_CHARS, STDERR_TAIL_LINES
 from arbiter.engine.transport import End, Received, Transport, TransportClosed
 from arbiter.games import Termination
 from arbiter.match import MatchTermination, play_game
+from arbiter.record import ReportedInfo, Score
 from protocol.limits import MAX_INFO_KEPT, MAX_INFO_LINE_KEPT, MAX_INFO_LINES_KEPT, MAX_LINE_BYTES, MAX_PV_KEPT
 from protocol.messages import Go, SetPosition, Ugi
 from protocol.search import SearchLimits
@@ -444,8 +445,7 @@ async def test_conversation_handshake_and_a_search():
     assert engine.searching and not engine.healthy
     reply = await engine.wait_bestmove()
     assert (reply.move, reply.ponder) == ("b1", "c1") and started <= trio.current_time()
-    assert reply.info == {"depth": 2, "nodes": 40, "pv": ("b1", "c1"),
-                          "score_cp": 5, "score_mate": None, "score_winprob": None}
+    assert reply.info == ReportedInfo(depth=2, nodes=40, pv=("b1", "c1"), score=Score.parse("cp 5"))
     assert engine.healthy and engine.goodbye() == b"quit\n" and engine.goodbye() is None
     transport.assert_done()
 
@@ -558,8 +558,8 @@ async def test_conversation_keeps_a_bounded_part_of_an_info_flood():
     transport.write("bestmove a1")
     reply = await engine.wait_bestmove()
     assert reply._lines is not None and sum(len(line) for line in reply._lines) <= MAX_INFO_KEPT
-    assert reply.info == {"depth": 64, "nodes": 640, "time": 3, "pv": ("a1",) * MAX_PV_KEPT,
-                          "score_cp": 64, "score_mate": None, "score_winprob": None}
+    assert reply.info == ReportedInfo(depth=64, nodes=640, time=3, pv=("a1",) * MAX_PV_KEPT,
+                                      score=Score.parse("cp 64"))
 
 
 def test_search_info_cuts_lines_at_a_token_boundary_and_keeps_the_newest():
@@ -586,9 +586,10 @@ def test_merge_info_takes_the_latest_value_of_each_field():
     """Newest first with an early stop: the same as folding oldest first."""
     lines = ["info depth 1 seldepth 3 score mate 2 nodes 5 pv a1 b1", "info depth x",  # malformed: ignored
              "info depth 2 score cp 7 time 9", "info nps 100 string done", "bestmove a1"]
-    assert merge_info(lines) == {"depth": 2, "seldepth": 3, "nodes": 5, "nps": 100, "time": 9,
-                                 "pv": ("a1", "b1"), "score_cp": 7, "score_mate": None, "score_winprob": None}
-    assert merge_info([]) == {} and Reply("a1", 0.0).info == {}
+    assert merge_info(lines) == ReportedInfo(depth=2, seldepth=3, nodes=5, nps=100, time=9,
+                                             pv=("a1", "b1"), score=Score.parse("cp 7"))
+    assert merge_info([]) == ReportedInfo() and Reply("a1", 0.0).info == ReportedInfo()
+    assert not ReportedInfo() and ReportedInfo(depth=1)  # false when nothing was reported
 
 
 async def test_info_flood_costs_its_opponent_nothing():

@@ -26,7 +26,7 @@ from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_
 from arbiter.games import Color, Termination, get_game
 from arbiter.match import MatchTermination, play_engines, play_game
 from arbiter.match.driver import DEADLINE_SLACK
-from arbiter.record import GameRecord
+from arbiter.record import GameRecord, ReportedInfo
 
 M = MatchTermination
 
@@ -310,7 +310,7 @@ class FakeFault:
 
 class FakeReply:
     def __init__(self, move: str, time: float):
-        self.move, self.time, self.info = move, time, {}
+        self.move, self.time, self.info = move, time, ReportedInfo()
 
 
 class FakeEngine:

@@ -35,7 +35,7 @@ from arbiter.match.state import (
     Phase,
     Stop,
 )
-from arbiter.record import GameRecord, MatchTermination, Ply, Score, ScoreKind
+from arbiter.record import GameRecord, MatchTermination, Ply, ReportedInfo, Score, ScoreKind
 
 M = MatchTermination
 WHITE, BLACK = Color.WHITE, Color.BLACK
@@ -47,7 +47,19 @@ class Reply:
 
     move: str
     time: float
-    info: dict = field(default_factory=dict)
+    info: ReportedInfo = field(default_factory=ReportedInfo)
+
+
+def reported(fields: dict | None) -> ReportedInfo:
+    """What an engine reported, from its info fields as the codec names them
+    (``score_cp``, ``depth``, ...): the merge's own rule for the score."""
+    fields = dict(fields or {})
+    score = Score.from_info(fields)
+    for key in ("score_cp", "score_mate", "score_winprob"):
+        fields.pop(key, None)
+    if "pv" in fields:
+        fields["pv"] = tuple(fields["pv"])
+    return ReportedInfo(**fields, score=score)
 
 
 @dataclass(frozen=True)
@@ -85,7 +97,7 @@ class Table:
             move = self.state.position.legal_moves()[0]
         started = self.now
         self.now += seconds
-        self.action = self.state.receive(BestMove(Reply(move, self.now, info or {}), started))
+        self.action = self.state.receive(BestMove(Reply(move, self.now, reported(info)), started))
         self.state.record_ply()
         return self.action
 
@@ -147,7 +159,7 @@ def test_the_ply_is_recorded_when_asked_and_its_info_read_only_then():
         @property
         def info(self):
             self.reads += 1
-            return {"score_mate": -3}
+            return reported({"score_mate": -3})
 
     state = new_state()
     state.start()

@@ -74,7 +74,7 @@ async def test_the_engine_conversation_runs_unchanged_over_wire_frames():
             await engine.new_game("troll")
             await engine.go(b"position startpos\n", SearchLimits(time_ms=1000, opponent_time_ms=1000))
             reply = await engine.wait_bestmove()
-            assert reply.move == "d5" and reply.info["score_cp"] == 3
+            assert reply.move == "d5" and str(reply.info.score) == "cp 3"
             assert transport.think == 7 and engine.healthy
             await transport.send(engine.goodbye() or b"")
             received = await transport.receive()

@@ -43,7 +43,7 @@ from typing import ClassVar, Protocol
 
 from arbiter.clock import Clock
 from arbiter.games import Color, Game, IllegalMoveError, Outcome, Position
-from arbiter.record import Ending, MatchTermination, Ply, Score
+from arbiter.record import Ending, MatchTermination, Ply, ReportedInfo
 from protocol.search import PositionLine, SearchLimits
 
 from .adjudication import Adjudication, Adjudicator, Verdict
@@ -68,7 +68,7 @@ class Answer(Protocol):
     @property
     def time(self) -> float: ...
     @property
-    def info(self) -> Mapping[str, object]: ...
+    def info(self) -> ReportedInfo: ...
 
 
 class FaultReport(Protocol):
@@ -356,11 +356,8 @@ class MatchState:
         move, side, elapsed_ms, clock_ms, reply, after, lag = pending
         info = reply.info
         if info:
-            ply = Ply(move, side.name, round(elapsed_ms), clock_ms,
-                      engine_time_ms=info.get("time"),  # type: ignore[arg-type]  # the codec's int
-                      score=Score.from_info(info), depth=info.get("depth"),  # type: ignore[arg-type]
-                      nodes=info.get("nodes"),  # type: ignore[arg-type]  # the codec's int
-                      pv=list(info.get("pv", ())))  # type: ignore[call-overload]  # the codec's tuple
+            ply = Ply(move, side.name, round(elapsed_ms), clock_ms, engine_time_ms=info.time,
+                      score=info.score, depth=info.depth, nodes=info.nodes, pv=list(info.pv))
         else:
             ply = Ply(move, side.name, round(elapsed_ms), clock_ms)
         if lag is not None:
@@ -434,7 +431,7 @@ class MatchState:
         self._mover = None
         self._unrecorded = (move, side, elapsed_ms, clock.clock_ms(), reply, after, event.lag)
         if self._adjudicator is not None:  # the score is read now (the lazy info's seam is kept when off)
-            self._verdict = self._adjudicator.ply(color, Score.from_info(reply.info), self.plies)
+            self._verdict = self._adjudicator.ply(color, reply.info.score, self.plies)
         return self._next()
 
     def _search_overtime(self, disconnected: str | None = None) -> Action:
