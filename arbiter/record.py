@@ -135,13 +135,14 @@ class Score:
         return hash((self.kind, self.value))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReportedInfo:
     """What an engine reported of one search: the latest value of each field
     of its ``info`` lines (None, or an empty pv, where it gave none); the
     score from the latest line with one (a mate first, then cp, then
     winprob: :meth:`Score.from_info`).  False when the engine reported
-    nothing."""
+    nothing.  One is made per ply: a plain slotted class (not frozen, whose
+    ``__init__`` costs a call per field), which nothing changes once made."""
 
     depth: int | None = None
     seldepth: int | None = None
@@ -152,11 +153,10 @@ class ReportedInfo:
     score: Score | None = None
 
     def __bool__(self) -> bool:
-        return self != NOTHING_REPORTED
+        return (self.score is not None or self.depth is not None or self.nodes is not None
+                or self.time is not None or bool(self.pv) or self.seldepth is not None
+                or self.nps is not None)
 
-
-#: a search the engine said nothing of (one value for all)
-NOTHING_REPORTED = ReportedInfo()
 
 
 @dataclass(slots=True)

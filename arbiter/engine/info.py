@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
-from arbiter.record import NOTHING_REPORTED, ReportedInfo, Score
+from arbiter.record import ReportedInfo, Score
 from protocol.codec import ProtocolError, parse_engine_line
 from protocol.limits import MAX_INFO_KEPT, MAX_INFO_LINE_KEPT, MAX_INFO_LINES_KEPT, MAX_PV_KEPT
 from protocol.messages import WHITESPACE, Info
@@ -93,7 +93,7 @@ class Reply:
         """What the engine reported of this search (parsed on first use)."""
         info = self._info
         if info is None:
-            info = self._info = merge_info(self._lines) if self._lines else NOTHING_REPORTED
+            info = self._info = merge_info(self._lines) if self._lines else ReportedInfo()
             self._lines = None
         return info
 
@@ -135,7 +135,7 @@ def merge_info(lines: Sequence[str | Info]) -> ReportedInfo:
     if isinstance(pv, tuple) and len(pv) > MAX_PV_KEPT:
         merged["pv"] = pv[:MAX_PV_KEPT]
     if not merged:
-        return NOTHING_REPORTED
+        return ReportedInfo()
     score = Score.from_info(merged)
     for key in _SCORE_FIELDS:
         merged.pop(key, None)
