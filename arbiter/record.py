@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from arbiter.games import Termination
+from arbiter.games import Result, Termination
 
 __all__ = ["MatchTermination", "ScoreKind", "Score", "Ply", "GameRecord", "Ending"]
 
@@ -158,7 +158,6 @@ class ReportedInfo:
                 or self.nps is not None)
 
 
-
 @dataclass(slots=True)
 class Ply:
     """One ply played by an engine: what the arbiter measured and what the
@@ -200,6 +199,15 @@ class Ply:
 
 
 
+def as_result(text: Any) -> Any:
+    """A stored result's text as its :class:`Result` (anything else as it is:
+    the readers that check records name it)."""
+    return Result(text) if text in _RESULT_TEXTS else text
+
+
+_RESULT_TEXTS = frozenset(Result)
+
+
 @dataclass
 class GameRecord:
     """A finished game.  JSON-able through :meth:`to_dict` / :meth:`from_dict`.
@@ -215,7 +223,7 @@ class GameRecord:
     game: str
     white: str
     black: str
-    result: str
+    result: Result
     termination: str
     termination_detail: str
     fen: str | None = None
@@ -279,5 +287,6 @@ class GameRecord:
             except ValueError as exc:
                 raise ValueError(f"move {ply}: {exc}") from None
         values["moves"] = moves
+        values["result"] = as_result(values.get("result"))
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in values.items() if k in known})

@@ -32,7 +32,7 @@ from arbiter.pgn import (
     RecordSyntaxError,
     is_number,
 )
-from arbiter.record import GameRecord, Ply, Score
+from arbiter.record import GameRecord, Ply, Score, as_result
 from arbiter.records import (
     ARBITER_TERMINATION,
     MATCH_TERMINATIONS,
@@ -373,7 +373,7 @@ def to_record(parsed: ParsedGame) -> GameRecord:
         game=game.name,
         white=tags.get("White", "?"),
         black=tags.get("Black", "?"),
-        result=parsed.result,
+        result=as_result(parsed.result),
         termination=termination,
         termination_detail=parsed.closing_comment or "",
         fen=tags.get(START_TAG, tags.get("FEN")),

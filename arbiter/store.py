@@ -63,6 +63,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from arbiter.record import as_result
 from arbiter.store_schema import (
     SCHEMA_VERSION,
     create_indexes,
@@ -541,6 +542,8 @@ class Store:
                     row[column] = json.loads(row[column])
             if table == "tournaments" and row.get("status") in _STATUSES:
                 row["status"] = RunStatus(row["status"])  # typed from here to the edge
+            elif table == "games" and "result" in row:
+                row["result"] = as_result(row["result"])
         return rows
 
     # -- tournaments -----------------------------------------------------

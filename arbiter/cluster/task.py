@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.engine import EngineConfig
-from arbiter.record import GameRecord, Ply, Score
+from arbiter.record import GameRecord, Ply, Score, as_result
 from arbiter.schedule import ScheduledGame
 
 __all__ = [
@@ -226,6 +226,7 @@ class ReceivedRecord(GameRecord):
         self._ply_values: list[dict[str, Any]] | None = values.pop("moves")
         self._plies: list[Ply] | None = None
         self._moves_text = moves_text
+        values["result"] = as_result(values["result"])
         self.__dict__.update(values)
 
     @property  # a field of GameRecord, made lazy here

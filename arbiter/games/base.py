@@ -81,13 +81,20 @@ class Termination(enum.StrEnum):
     CANNOT_CATCH_UP = "cannot-catch-up"  # talisman: the trailing side cannot reach the leader
 
 
-WHITE_WINS = "1-0"
-BLACK_WINS = "0-1"
-DRAW = "1/2-1/2"
-RESULTS = (WHITE_WINS, BLACK_WINS, DRAW)
+class Result(enum.StrEnum):
+    """A finished game's result from White's view, as PGN writes it (string
+    valued: records, the store and JSON keep the text)."""
+
+    WHITE_WINS = "1-0"
+    BLACK_WINS = "0-1"
+    DRAW = "1/2-1/2"
 
 
-def result_for(winner: Color | None) -> str:
+WHITE_WINS, BLACK_WINS, DRAW = Result.WHITE_WINS, Result.BLACK_WINS, Result.DRAW
+RESULTS = tuple(Result)
+
+
+def result_for(winner: Color | None) -> Result:
     """The PGN result string for a winner (``None`` is a draw)."""
     if winner is None:
         return DRAW
