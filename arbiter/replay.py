@@ -366,7 +366,7 @@ def to_record(parsed: ParsedGame) -> GameRecord:
         if index >= book:
             data = move.data or MoveData(None, None, None)
             score = None if data.score is None else Score.parse(data.score)
-            moves.append(Ply(move=text, color=mover.value, time_ms=data.time_ms or 0,
+            moves.append(Ply(move=text, color=mover, time_ms=data.time_ms or 0,
                              clock_ms=data.clock_ms, score=score, depth=data.depth))
         mover = mover.other
     scores = final.scores()
