@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from arbiter.games import Termination
+from arbiter.games import Color, Result, Termination
 
 __all__ = ["MatchTermination", "ScoreKind", "Score", "Ply", "GameRecord", "Ending"]
 
@@ -73,8 +73,10 @@ class Score:
     winprob is kept as its text shows it (``:g``, six significant digits), so
     a score read back from a stored record equals the one the match made.
 
-    A score also equals its text (``score == "cp 35"``): records made before
-    there was a Score, and code that still holds text, compare alike."""
+    A score is not its text: it equals only a score (``Score.parse("cp 35")
+    == Score(CP, 35)``, never ``"cp 35"``); text is read with :meth:`parse`
+    at the edge, and written as it is shown with :func:`arbiter.pgn.format_score`,
+    the one formatter."""
 
     kind: ScoreKind
     value: int | float
@@ -127,12 +129,33 @@ class Score:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Score):
             return self.kind is other.kind and self.value == other.value
-        if isinstance(other, str):
-            return str(self) == other
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(str(self))  # equal to its text, so hashed as its text
+        return hash((self.kind, self.value))
+
+
+@dataclass(slots=True)
+class ReportedInfo:
+    """What an engine reported of one search: the latest value of each field
+    of its ``info`` lines (None, or an empty pv, where it gave none); the
+    score from the latest line with one (a mate first, then cp, then
+    winprob: :meth:`Score.from_info`).  False when the engine reported
+    nothing.  One is made per ply: a plain slotted class (not frozen, whose
+    ``__init__`` costs a call per field), which nothing changes once made."""
+
+    depth: int | None = None
+    seldepth: int | None = None
+    nodes: int | None = None
+    nps: int | None = None
+    time: int | None = None  # the engine's own search time, ms
+    pv: tuple[str, ...] = ()  # at most MAX_PV_KEPT moves
+    score: Score | None = None
+
+    def __bool__(self) -> bool:
+        return (self.score is not None or self.depth is not None or self.nodes is not None
+                or self.time is not None or bool(self.pv) or self.seldepth is not None
+                or self.nps is not None)
 
 
 @dataclass(slots=True)
@@ -143,7 +166,7 @@ class Ply:
     ``score`` may be given as its text (``"cp 35"``): it is parsed."""
 
     move: str  # canonical
-    color: str  # "white" or "black": who played it
+    color: Color  # who played it (its text, "white" or "black", is taken and read as it)
     time_ms: int  # measured: `go` written -> `bestmove` read
     clock_ms: int | None = None  # the mover's clock after the move (None without a clock)
     engine_time_ms: int | None = None  # the engine's own `info time`
@@ -155,6 +178,8 @@ class Ply:
     comp_ms: int | None = None  # a remote engine's: the lag compensation of this ply
 
     def __post_init__(self) -> None:
+        if type(self.color) is not Color:
+            self.color = Color(self.color)
         if self.score is not None and not isinstance(self.score, Score):
             self.score = Score.parse(self.score)
 
@@ -176,6 +201,15 @@ class Ply:
 
 
 
+def as_result(text: Any) -> Any:
+    """A stored result's text as its :class:`Result` (anything else as it is:
+    the readers that check records name it)."""
+    return Result(text) if text in _RESULT_TEXTS else text
+
+
+_RESULT_TEXTS = frozenset(Result)
+
+
 @dataclass
 class GameRecord:
     """A finished game.  JSON-able through :meth:`to_dict` / :meth:`from_dict`.
@@ -191,7 +225,7 @@ class GameRecord:
     game: str
     white: str
     black: str
-    result: str
+    result: Result
     termination: str
     termination_detail: str
     fen: str | None = None
@@ -230,6 +264,12 @@ class GameRecord:
             data[name] = value
         return data
 
+    def values_to_store(self) -> dict[str, Any]:
+        """:meth:`to_dict`'s values for one reader that only reads them (the
+        store): a record may hand over its own lists (a received record's
+        plies as they came) instead of copies, so nothing may change them."""
+        return self.to_dict()
+
     def encoded_moves(self) -> str | None:
         """The JSON text of ``to_dict()["moves"]`` if this record came with it
         (a cluster worker's, checked when read), else None: the store then
@@ -249,5 +289,6 @@ class GameRecord:
             except ValueError as exc:
                 raise ValueError(f"move {ply}: {exc}") from None
         values["moves"] = moves
+        values["result"] = as_result(values.get("result"))
         known = cls.__dataclass_fields__
         return cls(**{k: v for k, v in values.items() if k in known})

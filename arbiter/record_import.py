@@ -26,7 +26,7 @@ from typing import Any
 from arbiter.pgn import comment_text, is_number
 from arbiter.record import GameRecord
 from arbiter.records import TAGS_KEY
-from arbiter.store import FINISHED, Store, game_record
+from arbiter.store import RunStatus, Store, game_record
 
 __all__ = ["IMPORTED_FORMAT", "Importer", "ImportedGame", "game_digest"]
 
@@ -184,7 +184,7 @@ class Importer:
                 if group.stored != group.count:  # games stored by another process meanwhile
                     store.db.conn.execute("update tournaments set total_games = ? where id = ?",
                                           [group.stored, group.tournament_id])
-                store.set_status(group.tournament_id, FINISHED, note=f"imported from {self.path}")
+                store.set_status(group.tournament_id, RunStatus.FINISHED, note=f"imported from {self.path}")
             return [(g.tournament_id, g.name, g.stored) for g in made]  # type: ignore[misc]
 
     def _create(self, store: Store, group: _Group, file_digest: str) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from arbiter.pgn import MAX_RECORD_LINE_CHARS, Line, LongLine, ParsedGame, RecordSyntaxError
-from arbiter.records import MAX_JSONL_LINE_CHARS, iter_jsonl
+from arbiter.record_jsonl import MAX_JSONL_LINE_CHARS, iter_jsonl
 
 __all__ = ["RecordFileError", "check_file", "file_lines", "is_jsonl", "file_games"]
 

@@ -12,8 +12,10 @@ testers already use (grep, PGN viewers' tag tables, scripts) read it:
   a broken game so that every game of a file gets a verdict;
 * :mod:`arbiter.replay` plays a parsed game through the referee (the
   verdict on a file's game) and turns it back into a record;
-* :func:`write_jsonl` / :func:`parse_jsonl` are the lossless alternative: one
-  record dict per line.
+* :mod:`arbiter.record_jsonl` is the lossless alternative: one record dict
+  per line (:func:`~arbiter.record_jsonl.write_jsonl`,
+  :func:`~arbiter.record_jsonl.parse_jsonl`), read as the games
+  :func:`parsed_from_record` gives.
 
 Nothing here does I/O except :func:`append_game`; the CLI lives in
 ``arbiter/cli/records.py``.
@@ -21,24 +23,20 @@ Nothing here does I/O except :func:`append_game`; the CLI lives in
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from arbiter.clock import TimeControl, TimeControlError
 from arbiter.games import (
     Position,
+    Result,
     Termination,
     get_game,
 )
 from arbiter.pgn import (
     BOOK_COMMENT,
-    MAX_RECORD_GAMES,
-    MAX_TAGS,
-    Line,
-    LongLine,
     MoveData,
     ParsedGame,
     ParsedMove,
@@ -54,8 +52,8 @@ from arbiter.record import GameRecord, MatchTermination, Ply
 
 __all__ = [
     "LINE_WIDTH", "TAG_ORDER", "RECORD_TAGS", "ParsedGame", "ParsedMove", "MoveData",
-    "RecordSyntaxError", "write_game", "write_games", "append_game", "jsonl_line",
-    "record_tags", "write_jsonl", "parse_jsonl", "read_jsonl", "parse_games", "read_games",
+    "RecordSyntaxError", "write_game", "write_games", "append_game",
+    "record_tags", "parse_games", "read_games",
     "context_tags",
     "parsed_from_record", "round_label", "export_tags", "pgn_time_control", "START_TAG",
     "TAGS_KEY", "ARBITER_TERMINATION", "standard_termination", "precise_termination",
@@ -171,7 +169,7 @@ def precise_termination(tags: Mapping[str, str], result: str) -> str | None:
     if value is None or value in RULE_TERMINATIONS | MATCH_TERMINATIONS:
         return value
     standard = value.lower()
-    if standard == "adjudication" and result == "1/2-1/2":
+    if standard == "adjudication" and result == Result.DRAW:
         return MatchTermination.ADJUDICATED_DRAW.value
     return PGN_TERMINATIONS.get(standard)
 
@@ -402,129 +400,6 @@ def export_tags(tournament: dict[str, Any], row: dict[str, Any]) -> dict[str, st
         return {str(k): str(v) for k, v in stored.items()}
     return {"Event": tournament.get("name") or "?", "Site": "?",
             "Round": round_tag(tournament, row)}
-
-
-# --------------------------------------------------------------------------
-# JSONL: one record per line, lossless
-# --------------------------------------------------------------------------
-
-
-def jsonl_line(record: GameRecord, tags: Mapping[str, str] | None = None,
-               tournament: Mapping[str, Any] | None = None) -> str:
-    """One game as a JSONL line (with its newline): ``{"record": ...,
-    "tags": ..., "tournament": {"id": N, "name": ...}}``, ``tags`` the pairs
-    the PGN form writes, ``tournament`` (left out when None) the one the game
-    was stored in, so that an import keeps tournaments apart."""
-    line: dict[str, Any] = {"tags": dict(record_tags(record, tags)), "record": record.to_dict()}
-    if tournament is not None:
-        line["tournament"] = {"id": tournament["id"], "name": tournament["name"]}
-    return json.dumps(line, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
-
-
-def write_jsonl(games: Iterable[tuple[GameRecord, Mapping[str, str] | None]]) -> str:
-    """Several games as JSONL lines (:func:`jsonl_line`, without ``tournament``)."""
-    return "".join(jsonl_line(record, tags) for record, tags in games)
-
-
-#: Longest line of a JSONL record file, in characters: one line holds a whole
-#: game's record (every ply with its eval, depth, nodes and a pv of up to 64
-#: moves: under 1 KB a ply), so 4 MiB is a game of thousands of plies; a
-#: longer line is refused unread (a 50 MB one once cost a minute and 4.7 GB).
-MAX_JSONL_LINE_CHARS = 4 << 20
-
-
-def jsonl_text_lines(text: str) -> Iterator[Line]:
-    """The lines of a JSONL text (LF breaks only: JSON strings may hold
-    U+2028 and the like raw), each one over :data:`MAX_JSONL_LINE_CHARS`
-    as a :class:`~arbiter.pgn.LongLine`."""
-    for number, line in enumerate(text.split("\n"), start=1):
-        yield LongLine(number, len(line)) if len(line) > MAX_JSONL_LINE_CHARS else line
-
-
-def read_jsonl(text: str, filename: str) -> list[ParsedGame | RecordSyntaxError]:
-    """Every record of a JSONL text (:func:`iter_jsonl`)."""
-    return list(iter_jsonl(jsonl_text_lines(text), filename))
-
-
-def iter_jsonl(lines: Iterable[Line], filename: str) -> Iterator[ParsedGame | RecordSyntaxError]:
-    """Every record of a JSONL file given line by line, as a parsed game (its
-    moves, tags and closing comment as the PGN form would give them, every
-    line number the JSONL line) so that :func:`replay` checks it; a malformed
-    line, or a :class:`~arbiter.pgn.LongLine`, becomes its error.
-    :func:`to_record` gives back the whole stored record."""
-    number = 0
-    for lineno, line in enumerate(lines, start=1):
-        if isinstance(line, str) and not line.strip():
-            continue
-        number += 1
-        if number > MAX_RECORD_GAMES:
-            yield RecordSyntaxError(filename, lineno, number, f"more than {MAX_RECORD_GAMES} "
-                                    "games in the file (the limit): the rest is not read")
-            return
-        if isinstance(line, LongLine):
-            yield RecordSyntaxError(filename, lineno, number, f"line {lineno} is {line.length} "
-                                    f"characters long, over the limit of {MAX_JSONL_LINE_CHARS}")
-            continue
-        yield _jsonl_game(line, filename, number, lineno)
-
-
-def _jsonl_game(line: str, filename: str, number: int, lineno: int) -> ParsedGame | RecordSyntaxError:
-    try:
-        data = json.loads(line)
-        if not isinstance(data, dict) or not isinstance(data.get("record"), dict):
-            raise ValueError('expected an object with a "record" object')
-        tags = data.get("tags", {})
-        if not isinstance(tags, dict) or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in tags.items()):
-            raise ValueError('"tags" must map names to strings')
-        if len(tags) > MAX_TAGS:
-            raise ValueError(f'more than {MAX_TAGS} "tags" (the limit)')
-        record = GameRecord.from_dict(data["record"])
-        _check_record_types(record)
-        parsed = parsed_from_record(record, tags, filename, number, lineno)
-        parsed.source_tournament = _source_tournament(data.get("tournament"))
-    except Exception as exc:  # any malformed line: its error, never a traceback
-        return RecordSyntaxError(filename, lineno, number, f"bad JSONL record: {exc}")
-    return parsed
-
-
-def parse_jsonl(text: str, filename: str = "<text>") -> list[tuple[GameRecord, dict[str, str]]]:
-    """Inverse of :func:`write_jsonl` (no replay); RecordSyntaxError at the
-    first malformed line."""
-    games = []
-    for item in read_jsonl(text, filename):
-        if isinstance(item, RecordSyntaxError):
-            raise item
-        games.append((item.source_record, context_tags(item)))
-    return games
-
-
-def _source_tournament(value: Any) -> tuple[int, str] | None:
-    """A JSONL line's ``tournament`` as (id, name); ValueError when malformed."""
-    if value is None:
-        return None
-    if (not isinstance(value, dict) or not isinstance(value.get("id"), int)
-            or not isinstance(value.get("name"), str)):
-        raise ValueError('"tournament" must be an object with an integer "id" and a string "name"')
-    return value["id"], value["name"]
-
-
-def _check_record_types(record: GameRecord) -> None:
-    """What a JSONL line must hold for the record to be used at all."""
-    for name in ("game", "white", "black", "result", "termination"):
-        if not isinstance(getattr(record, name), str):
-            raise ValueError(f"record field {name!r} must be a string")
-    if record.fen is not None and not isinstance(record.fen, str):
-        raise ValueError("record field 'fen' must be a string or null")
-    if not all(isinstance(m, str) for m in record.opening_moves):
-        raise ValueError("record field 'opening_moves' must be a list of strings")
-    for ply, move in enumerate(record.moves, start=1):
-        if not isinstance(move.move, str) or not isinstance(move.time_ms, int):
-            raise ValueError(f"move {ply}: 'move' must be a string and 'time_ms' an integer")
-        if move.depth is not None and not isinstance(move.depth, int):
-            raise ValueError(f"move {ply}: 'depth' must be an integer or null")
-    if not isinstance(record.time_control, dict):
-        raise ValueError("record field 'time_control' must be an object")
 
 
 def parsed_from_record(record: GameRecord, tags: Mapping[str, str] | None, filename: str,

@@ -16,7 +16,7 @@ from arbiter.rating import SPRT, SPRTConfigError
 from arbiter.run.gameloop import startup_limit
 from arbiter.schedule import ROUND_FORMATS, RoundPair
 from arbiter.standings import Standings, compute_standings
-from arbiter.store import FINISHED, Store
+from arbiter.store import RunStatus, Store
 
 __all__ = ["open_tournament", "tournament_standings", "tournament_sprt", "rounds_view", "check_engines",
            "delete_tournament", "CHECK_ATTEMPTS"]
@@ -35,7 +35,7 @@ def open_tournament(store: Store, config: TournamentConfig, *, new: bool = False
     identity = config.identity()
     existing = None if new else store.find_tournament(identity)
     if existing is not None:
-        return existing["id"], "finished" if existing["status"] == FINISHED else "resume"
+        return existing["id"], "finished" if existing["status"] == RunStatus.FINISHED else "resume"
     tournament_id = store.create_tournament(
         name=config.name, game=config.game, format=config.format, identity=identity,
         config=config.to_dict(),

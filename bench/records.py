@@ -32,7 +32,7 @@ sys.path.insert(0, ROOT)
 
 from arbiter.games import GAME_NAMES, get_game  # noqa: E402
 from arbiter.record import GameRecord, Ply, Score  # noqa: E402
-from arbiter.store import FINISHED, Store  # noqa: E402
+from arbiter.store import RunStatus, Store  # noqa: E402
 
 #: Games a tournament of the database holds: several tournaments, as a
 #: database that has served for a while.
@@ -105,7 +105,7 @@ def build_database(path: str, games: int) -> None:
                                     index=seq + 1, pair=seq // 2 + 1,
                                     opening={"source": "none", "fen": None, "moves": []},
                                     record=record)
-            store.set_status(tournament, FINISHED)
+            store.set_status(tournament, RunStatus.FINISHED)
             number += size
 
 

@@ -2,8 +2,8 @@
 the per-engine state machine, with no I/O (h11 style).  ``specs/protocol.md``
 is the prose version.
 
-The engine SDK (:mod:`protocol.sdk`) is the one module here that does I/O
-(stdin/stdout); it is not imported by this package.
+Nothing here does I/O or imports ``arbiter`` (``tests/test_protocol_codec.py``
+checks every module): the engine SDK, which does both, is :mod:`arbiter.sdk`.
 """
 
 from .codec import LineSplitter, ProtocolError, parse_arbiter_line, parse_engine_line, tokenize

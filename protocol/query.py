@@ -6,22 +6,41 @@
 in its game.  One home for that rule: the engine SDK answers with it, the
 conformance checker compares an engine's answers with it.
 
-The position is any referee position (``arbiter.games.Position``): only its
-``game.first``, ``to_move`` and ``outcome()`` are read, so this module
-imports nothing at run time.
+The position is any referee position (``arbiter.games.Position``), read
+through the structural :class:`QueriedPosition`: only its ``game.first``,
+``to_move`` and ``outcome()``, so protocol/ depends on no referee.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # only for the annotation: protocol/ does not depend on the referee
-    from arbiter.games import Position
-
-__all__ = ["query_answer"]
+__all__ = ["query_answer", "QueriedPosition"]
 
 
-def query_answer(position: Position | None, what: str) -> str:
+class _Game(Protocol):
+    @property
+    def first(self) -> object: ...
+
+
+class _Outcome(Protocol):
+    @property
+    def winner(self) -> object | None: ...
+
+
+class QueriedPosition(Protocol):
+    """What ``query`` reads of a position: whose turn, who moves first, the outcome."""
+
+    @property
+    def game(self) -> _Game: ...
+
+    @property
+    def to_move(self) -> object: ...
+
+    def outcome(self) -> _Outcome | None: ...
+
+
+def query_answer(position: QueriedPosition | None, what: str) -> str:
     """The ``response`` word for ``query what`` in ``position`` (p1 = the side
     that moves first in its game).  Without a position (none was set yet) no
     game is over and none has a result."""

@@ -6,10 +6,20 @@ checks that the conversation follows ``specs/protocol.md`` and raises
 :class:`~protocol.codec.ProtocolError` when either side breaks it.  Deadlines,
 pipes and processes are the caller's business.
 
-States::
+States, and what moves between them, are data (:data:`SENDS`,
+:data:`RECEIVES`, as ``protocol/wire.py`` keeps the wire's)::
 
-    STARTING --ugiok--> IDLE --go--> SEARCHING --bestmove--> IDLE
+    NEW --ugi--> STARTING --ugiok--> IDLE --go--> SEARCHING --bestmove--> IDLE
     any state --quit--> CLOSED
+    an engine line that breaks the protocol --> ERROR
+
+ERROR is final, as h11's is: the first violation of the engine is kept
+(:attr:`EngineSession.error`), and every later line or message (but ``quit``)
+is refused with it, so nothing after a broken conversation is taken as if it
+were whole.  A malformed ``info`` line is not a violation (it costs the engine
+nothing: specs/match.md §Engine errors).  The conformance checker, which lists
+every violation of a run rather than the first, makes its session with
+``tolerant=True``: violations are raised and the state stays.
 
 The arbiter's hot path (one ``go`` and one ``bestmove`` per ply) is served
 without building what it does not need, with the same state changes and
@@ -34,17 +44,79 @@ from .search import SearchLimits, go_bytes, go_message
 
 
 class SessionState(enum.Enum):
-    STARTING = "starting"  # before ugiok (also before ugi is sent)
+    NEW = "new"  # nothing sent yet: ugi comes first
+    STARTING = "starting"  # ugi sent, ugiok not yet received
     IDLE = "idle"  # handshake done, no search running
     SEARCHING = "searching"  # between go and bestmove
     CLOSED = "closed"  # quit sent
+    ERROR = "error"  # the engine broke the protocol: nothing more is taken
+
+
+_S = SessionState
+
+#: state -> {message the arbiter may send: the state after it}
+#: (specs/protocol.md §Order).  ``stop`` when idle is harmless (the search
+#: may just have ended); a broken engine may still be told to ``quit``.
+SENDS: dict[SessionState, dict[type, SessionState]] = {
+    _S.NEW: {m.Ugi: _S.STARTING, m.Quit: _S.CLOSED},
+    _S.STARTING: {m.Quit: _S.CLOSED},
+    _S.IDLE: {m.IsReady: _S.IDLE, m.Stop: _S.IDLE, m.SetOption: _S.IDLE, m.Go: _S.SEARCHING,
+              m.Query: _S.IDLE, m.UgiNewGame: _S.IDLE, m.SetPosition: _S.IDLE, m.Quit: _S.CLOSED},
+    _S.SEARCHING: {m.IsReady: _S.SEARCHING, m.Stop: _S.SEARCHING, m.Quit: _S.CLOSED},
+    _S.CLOSED: {},
+    _S.ERROR: {m.Quit: _S.CLOSED},
+}
+
+#: why a message not in :data:`SENDS` is refused: per (state, message type)
+#: where it has its own reason, else per state ({line}, {name}, {error})
+SEND_REFUSALS: dict[SessionState | tuple[SessionState, type], str] = {
+    _S.NEW: "cannot send {line!r} before ugi",
+    _S.STARTING: "cannot send {line!r} before ugiok",
+    _S.SEARCHING: "cannot send {name} during a search (send stop and wait for bestmove)",
+    _S.CLOSED: "cannot send {line!r}: the session is closed",
+    _S.ERROR: "cannot send {line!r}: the engine broke the protocol ({error})",
+    **{(state, m.Ugi): "ugi was already sent" for state in (_S.STARTING, _S.IDLE, _S.SEARCHING)},
+}
+
+#: state -> {engine message taken: the state after it}.  ``info`` is taken
+#: in every state but ERROR; after ``quit`` (CLOSED) whatever the engine
+#: still says is moot and taken unchecked.
+RECEIVES: dict[SessionState, dict[type, SessionState]] = {
+    _S.STARTING: {m.IdName: _S.STARTING, m.IdAuthor: _S.STARTING, m.OptionDecl: _S.STARTING,
+                  m.UgiOk: _S.IDLE},
+    _S.IDLE: {m.ReadyOk: _S.IDLE, m.Response: _S.IDLE},
+    _S.SEARCHING: {m.ReadyOk: _S.SEARCHING, m.Response: _S.SEARCHING, m.BestMove: _S.IDLE},
+}
+
+_HANDSHAKE = (m.IdName, m.IdAuthor, m.OptionDecl, m.UgiOk)
+
+#: why an engine message not in :data:`RECEIVES` is refused ({command}, {move})
+RECEIVE_REFUSALS: dict[SessionState | tuple[SessionState, type], str] = {
+    _S.NEW: "{command} before ugi was sent",
+    _S.STARTING: "{command} during the handshake (before ugiok)",
+    **{(state, kind): "{command} after the handshake ended"
+       for state in (_S.IDLE, _S.SEARCHING) for kind in _HANDSHAKE},
+    (_S.IDLE, m.BestMove): "bestmove {move!r} while not searching (a second bestmove?)",
+}
+
+
+def _refusal(table: dict[SessionState | tuple[SessionState, type], str], state: SessionState,
+             kind: type) -> str:
+    return table.get((state, kind)) or table.get(state) or f"{kind.__name__} in state {state.value}"
 
 
 class EngineSession:
-    """One engine's side of the protocol, seen from the arbiter."""
+    """One engine's side of the protocol, seen from the arbiter.
 
-    def __init__(self) -> None:
-        self.state = SessionState.STARTING
+    ``tolerant``: a violation of the engine's is raised but does not move
+    the session to ERROR (the conformance checker, which goes on to list
+    every violation)."""
+
+    def __init__(self, *, tolerant: bool = False) -> None:
+        self.state = SessionState.NEW
+        self.tolerant = tolerant
+        #: the engine's first violation, once in ERROR
+        self.error: str | None = None
         self.name: str | None = None
         self.author: str | None = None
         #: Declared options by name, in declaration order.
@@ -120,61 +192,36 @@ class EngineSession:
 
     def send(self, msg: ArbiterMessage) -> bytes:
         """The bytes to write for ``msg`` (its line and LF), after checking
-        it is allowed now; updates the state."""
-        state = self.state
-        name = type(msg).__name__
-        if state is SessionState.CLOSED:
-            raise ProtocolError(f"cannot send {msg.to_line()!r}: the session is closed")
-        if isinstance(msg, m.Quit):
-            self.state = SessionState.CLOSED
-            return self._bytes(msg)
-        if isinstance(msg, m.Ugi):
-            if self.ugi_sent:
-                raise ProtocolError("ugi was already sent")
-            self.ugi_sent = True
-            return self._bytes(msg)
-        if not self.ugi_sent:
-            raise ProtocolError(f"cannot send {msg.to_line()!r} before ugi")
-        if isinstance(msg, m.IsReady):
-            if state is SessionState.STARTING:
-                raise ProtocolError("cannot send isready before ugiok")
-            self._pending_ready += 1
-            return self._bytes(msg)
-        if isinstance(msg, m.Stop):
-            if state is SessionState.SEARCHING:
-                self.stop_sent = True
-            elif state is SessionState.STARTING:
-                raise ProtocolError("cannot send stop before ugiok")
-            return self._bytes(msg)  # in IDLE: harmless (the search may just have ended)
-        if state is SessionState.STARTING:
-            raise ProtocolError(f"cannot send {msg.to_line()!r} before ugiok")
-        if state is SessionState.SEARCHING:
-            raise ProtocolError(f"cannot send {name} during a search (send stop and wait for bestmove)")
-        # IDLE from here on.
+        it is allowed now (:data:`SENDS`); updates the state."""
+        state, kind = self.state, type(msg)
+        after = SENDS[state].get(kind)
+        if after is None:
+            raise ProtocolError(_refusal(SEND_REFUSALS, state, kind).format(
+                line=msg.to_line(), name=kind.__name__, error=self.error))
         if isinstance(msg, m.SetOption):
-            decl = self.option(msg.name)
-            if decl is None:
-                raise ProtocolError(f"option {msg.name!r} was not declared by the engine")
-            value = decl.validate_value(msg.value)
-            if decl.name.lower() == m.MOVESTOGO_OPTION.lower():
-                self._note_movestogo(value)
-            return self._bytes(m.SetOption(decl.name, value))
-        if isinstance(msg, m.Go):
-            self.state = SessionState.SEARCHING
+            msg = self._checked_option(msg)
+        elif isinstance(msg, m.Go):
             self.stop_sent = False
-            self._last_go = msg
-            self._last_limits = None
-            return self._bytes(msg)
-        if isinstance(msg, m.Query):
+            self._last_go, self._last_limits = msg, None
+        elif isinstance(msg, m.IsReady):
+            self._pending_ready += 1
+        elif isinstance(msg, m.Stop):
+            self.stop_sent = self.stop_sent or state is SessionState.SEARCHING
+        elif isinstance(msg, m.Query):
             self._pending_queries.append(msg.what)
-            return self._bytes(msg)
-        if isinstance(msg, (m.UgiNewGame, m.SetPosition)):
-            return self._bytes(msg)
-        raise ProtocolError(f"not an arbiter message: {msg!r}")
-
-    @staticmethod
-    def _bytes(msg: ArbiterMessage) -> bytes:
+        elif isinstance(msg, m.Ugi):
+            self.ugi_sent = True
+        self.state = after
         return msg.to_line().encode("utf-8") + b"\n"
+
+    def _checked_option(self, msg: m.SetOption) -> m.SetOption:
+        decl = self.option(msg.name)
+        if decl is None:
+            raise ProtocolError(f"option {msg.name!r} was not declared by the engine")
+        value = decl.validate_value(msg.value)
+        if decl.name.lower() == m.MOVESTOGO_OPTION.lower():
+            self._note_movestogo(value)
+        return m.SetOption(decl.name, value)
 
     def send_go(self, limits: SearchLimits, mover_is_p1: bool) -> bytes:
         """``send(go_message(limits, mover_is_p1))`` for the hot path: the
@@ -185,11 +232,8 @@ class EngineSession:
         :attr:`reads_movestogo`; for any other it is left out."""
         state = self.state
         if state is not SessionState.IDLE:
-            if state is SessionState.SEARCHING:
-                raise ProtocolError("cannot send Go during a search (send stop and wait for bestmove)")
-            if state is SessionState.CLOSED:
-                raise ProtocolError("cannot send go: the session is closed")
-            raise ProtocolError("cannot send go before ugiok")
+            raise ProtocolError(_refusal(SEND_REFUSALS, state, m.Go).format(
+                line="go", name="Go", error=self.error))
         if limits.moves_to_go is not None and not self._movestogo:
             limits = replace(limits, moves_to_go=None)
         data = go_bytes(limits, mover_is_p1)
@@ -202,9 +246,10 @@ class EngineSession:
     # -- engine -> arbiter ---------------------------------------------------
 
     def receive(self, line: str) -> EngineMessage | None:
-        """Parse a line the engine wrote and apply it; None for blank or
-        unknown lines.  Raises ProtocolError for malformed lines (``command``
-        tells which) and for messages not allowed now.
+        """Parse a line the engine wrote and apply it (:data:`RECEIVES`);
+        None for blank or unknown lines.  Raises ProtocolError for malformed
+        lines (``command`` tells which) and for messages not allowed now; but
+        for a malformed ``info`` line, the session is then in ERROR.
 
         ``line`` is one line as :class:`~protocol.codec.LineSplitter` gives
         them (no LF).  The two lines every game waits for are recognised
@@ -220,60 +265,57 @@ class EngineSession:
               and (state is SessionState.IDLE or state is SessionState.SEARCHING)):
             self._pending_ready -= 1
             return m.ReadyOk()
-        msg = parse_engine_line(line)
-        if msg is None or state is SessionState.CLOSED:
-            return msg  # after quit, whatever the engine still says is moot
-        if isinstance(msg, m.Info):
-            return msg  # allowed at any time
-        if state is SessionState.STARTING:
-            return self._receive_handshake(msg)
-        if isinstance(msg, (m.IdName, m.IdAuthor, m.OptionDecl, m.UgiOk)):
-            raise ProtocolError(f"{msg.to_line().split()[0]} after the handshake ended", command=_command(msg))
+        if state is SessionState.ERROR:
+            raise ProtocolError(f"the engine already broke the protocol ({self.error}); "
+                                f"{line[:80]!r} not taken")
+        try:
+            msg = parse_engine_line(line)
+            if msg is None or state is SessionState.CLOSED or isinstance(msg, m.Info):
+                return msg  # unknown, moot after quit, or info (allowed at any time)
+            self.state = self._received(state, msg)
+            return msg
+        except ProtocolError as exc:
+            if exc.command != "info" and not self.tolerant:
+                self.state, self.error = SessionState.ERROR, str(exc)
+            raise
+
+    def _received(self, state: SessionState, msg: EngineMessage) -> SessionState:
+        """The state after ``msg``, its effects applied; ProtocolError if refused."""
+        kind = type(msg)
+        after = RECEIVES.get(state, {}).get(kind)
+        command = _command(msg)
+        if after is None:
+            raise ProtocolError(_refusal(RECEIVE_REFUSALS, state, kind).format(
+                command=command, move=getattr(msg, "move", None)), command=command)
         if isinstance(msg, m.ReadyOk):
             if not self._pending_ready:
                 raise ProtocolError("readyok without isready", command="readyok")
             self._pending_ready -= 1
-            return msg
-        if isinstance(msg, m.BestMove):
-            if state is not SessionState.SEARCHING:
-                raise ProtocolError(
-                    f"bestmove {msg.move!r} while not searching (a second bestmove?)",
-                    command="bestmove",
-                )
-            self.state = SessionState.IDLE
-            return msg
-        if isinstance(msg, m.Response):
+        elif isinstance(msg, m.Response):
             if not self._pending_queries:
                 raise ProtocolError("response without query", command="response")
             self._pending_queries.popleft()
-            return msg
-        raise ProtocolError(f"unexpected {msg!r}")  # pragma: no cover
-
-    def _receive_handshake(self, msg: EngineMessage) -> EngineMessage:
-        if not self.ugi_sent:
-            raise ProtocolError(f"{_command(msg)} before ugi was sent", command=_command(msg))
-        if isinstance(msg, m.IdName):
+        elif isinstance(msg, m.IdName):
             self.name = msg.name
         elif isinstance(msg, m.IdAuthor):
             self.author = msg.author
         elif isinstance(msg, m.OptionDecl):
-            if self.option(msg.name) is not None:
-                raise ProtocolError(f"option {msg.name!r} declared twice", command="option")
-            if len(self.options) >= MAX_OPTIONS:
-                raise ProtocolError(f"more than {MAX_OPTIONS} options declared", command="option")
-            if len(msg.vars) > MAX_COMBO_VARS:
-                raise ProtocolError(
-                    f"option {msg.name!r} has more than {MAX_COMBO_VARS} vars", command="option"
-                )
-            self.options[msg.name] = msg
+            self._declare(msg)
         elif isinstance(msg, m.UgiOk):
-            self.state = SessionState.IDLE
             decl = self.option(m.MOVESTOGO_OPTION)
             self._note_movestogo(None if decl is None else decl.default)
-        else:
-            raise ProtocolError(f"{_command(msg)} during the handshake (before ugiok)",
-                                command=_command(msg))
-        return msg
+        return after
+
+    def _declare(self, msg: m.OptionDecl) -> None:
+        if self.option(msg.name) is not None:
+            raise ProtocolError(f"option {msg.name!r} declared twice", command="option")
+        if len(self.options) >= MAX_OPTIONS:
+            raise ProtocolError(f"more than {MAX_OPTIONS} options declared", command="option")
+        if len(msg.vars) > MAX_COMBO_VARS:
+            raise ProtocolError(
+                f"option {msg.name!r} has more than {MAX_COMBO_VARS} vars", command="option"
+            )
+        self.options[msg.name] = msg
 
 
 def _checked_bestmove(move: str) -> m.BestMove:

@@ -10,7 +10,7 @@ Run: ``python -m sample_engines.greedy [--game G] [--seed N]``.
 from __future__ import annotations
 
 from arbiter.games import Position
-from protocol.sdk import Engine, SearchLimits, run
+from arbiter.sdk import Engine, SearchLimits, run
 from sample_engines.evaluation import WIN, evaluate
 from sample_engines.random import SEED_OPTION
 

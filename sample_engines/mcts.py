@@ -20,8 +20,8 @@ import math
 import time
 
 from arbiter.games import Color, Position
+from arbiter.sdk import Engine, SearchLimits, run
 from protocol.messages import OptionDecl
-from protocol.sdk import Engine, SearchLimits, run
 from sample_engines.evaluation import atoll_distance, evaluate, win_probability
 from sample_engines.random import SEED_OPTION
 

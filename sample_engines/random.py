@@ -6,8 +6,8 @@ Run: ``python -m sample_engines.random [--game troll|atoll|morris|talisman] [--s
 from __future__ import annotations
 
 from arbiter.games import Position
+from arbiter.sdk import Engine, SearchLimits, run
 from protocol.messages import OptionDecl
-from protocol.sdk import Engine, SearchLimits, run
 
 #: Shared by every sample engine: 0 means fresh entropy, anything else
 #: makes the engine's choices reproducible.

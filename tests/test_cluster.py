@@ -284,7 +284,7 @@ def test_a_cluster_over_tls_plays_the_tournament(tmp_path):
 
 KILLER = """
 import os, signal, time
-from protocol.sdk import Engine, run
+from arbiter.sdk import Engine, run
 
 class Killer(Engine):
     name = "Killer"
@@ -390,6 +390,8 @@ def test_a_received_record_is_the_record_it_parses_to():
     assert received == record and record == received
     assert (received.white, received.result, received.plies) == ("a", "1-0", 4)
     assert received.moves == plies and received.all_moves == record.all_moves
+    # what the store reads is the same values, in the same order (its JSON text)
+    assert json.dumps(received.values_to_store()) == json.dumps(record.values_to_store())
     received.moves = plies[:1]  # replaced plies are what it writes then
     assert received.to_dict()["moves"] == [plies[0].to_dict()]
 
@@ -409,6 +411,8 @@ def test_a_received_record_is_the_record_it_parses_to():
         assert parsed.to_dict() == GameRecord.from_dict(other).to_dict()
     with pytest.raises(ValueError, match="move 1: bad score"):
         read_record(changed(lambda d: d["moves"][0].update(score="cp x")))
+    with pytest.raises(ValueError, match="move 1: 'purple' is not a valid Color"):
+        read_record(changed(lambda d: d["moves"][0].update(color="purple")))
 
 
 def test_a_workers_plies_text_is_stored_as_it_came(tmp_path):

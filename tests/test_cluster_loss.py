@@ -115,7 +115,7 @@ def test_a_local_cluster_losing_a_worker_at_every_start_aborts_saying_so(tmp_pat
 
 COUNTED = """
 import os, time
-from protocol.sdk import Engine, run
+from arbiter.sdk import Engine, run
 
 class Counted(Engine):
     # every process appends a line to COUNT per game begun; in a game numbered

@@ -30,9 +30,10 @@ from arbiter.engine import (
 from arbiter.engine.conversation import CATCH_UP_READS
 from arbiter.engine.info import SearchInfo, cut_line
 from arbiter.engine.process import STDERR_TAIL_CHARS, STDERR_TAIL_LINES
-from arbiter.engine.transport import End, Received, TransportClosed
+from arbiter.engine.transport import End, Received, Transport, TransportClosed
 from arbiter.games import Termination
 from arbiter.match import MatchTermination, play_game
+from arbiter.record import ReportedInfo, Score
 from protocol.limits import MAX_INFO_KEPT, MAX_INFO_LINE_KEPT, MAX_INFO_LINES_KEPT, MAX_LINE_BYTES, MAX_PV_KEPT
 from protocol.messages import Go, SetPosition, Ugi
 from protocol.search import SearchLimits
@@ -359,11 +360,13 @@ def test_harness_detects_live_processes():
 # --- the conversation in-process, over a transport written here --------------------------
 
 
-class MockTransport:
+class MockTransport(Transport):
     """The engine's end of a conversation, scripted by the test (in the manner
     of python-chess's MockTransport): every line the arbiter sends must be
     the next one :meth:`expect`-ed, and the answer given with it is queued
     for reading as one chunk.  :meth:`write` queues output unasked."""
+
+    alive = True  # (a plain attribute: the tests set it)
 
     def __init__(self):
         self.expected: deque[tuple[str, tuple[str, ...]]] = deque()
@@ -442,8 +445,7 @@ async def test_conversation_handshake_and_a_search():
     assert engine.searching and not engine.healthy
     reply = await engine.wait_bestmove()
     assert (reply.move, reply.ponder) == ("b1", "c1") and started <= trio.current_time()
-    assert reply.info == {"depth": 2, "nodes": 40, "pv": ("b1", "c1"),
-                          "score_cp": 5, "score_mate": None, "score_winprob": None}
+    assert reply.info == ReportedInfo(depth=2, nodes=40, pv=("b1", "c1"), score=Score.parse("cp 5"))
     assert engine.healthy and engine.goodbye() == b"quit\n" and engine.goodbye() is None
     transport.assert_done()
 
@@ -556,8 +558,8 @@ async def test_conversation_keeps_a_bounded_part_of_an_info_flood():
     transport.write("bestmove a1")
     reply = await engine.wait_bestmove()
     assert reply._lines is not None and sum(len(line) for line in reply._lines) <= MAX_INFO_KEPT
-    assert reply.info == {"depth": 64, "nodes": 640, "time": 3, "pv": ("a1",) * MAX_PV_KEPT,
-                          "score_cp": 64, "score_mate": None, "score_winprob": None}
+    assert reply.info == ReportedInfo(depth=64, nodes=640, time=3, pv=("a1",) * MAX_PV_KEPT,
+                                      score=Score.parse("cp 64"))
 
 
 def test_search_info_cuts_lines_at_a_token_boundary_and_keeps_the_newest():
@@ -584,9 +586,10 @@ def test_merge_info_takes_the_latest_value_of_each_field():
     """Newest first with an early stop: the same as folding oldest first."""
     lines = ["info depth 1 seldepth 3 score mate 2 nodes 5 pv a1 b1", "info depth x",  # malformed: ignored
              "info depth 2 score cp 7 time 9", "info nps 100 string done", "bestmove a1"]
-    assert merge_info(lines) == {"depth": 2, "seldepth": 3, "nodes": 5, "nps": 100, "time": 9,
-                                 "pv": ("a1", "b1"), "score_cp": 7, "score_mate": None, "score_winprob": None}
-    assert merge_info([]) == {} and Reply("a1", 0.0).info == {}
+    assert merge_info(lines) == ReportedInfo(depth=2, seldepth=3, nodes=5, nps=100, time=9,
+                                             pv=("a1", "b1"), score=Score.parse("cp 7"))
+    assert merge_info([]) == ReportedInfo() and Reply("a1", 0.0).info == ReportedInfo()
+    assert not ReportedInfo() and ReportedInfo(depth=1)  # false when nothing was reported
 
 
 async def test_info_flood_costs_its_opponent_nothing():
@@ -604,7 +607,7 @@ async def test_info_flood_costs_its_opponent_nothing():
     assert record.result != "1-0" or record.termination != MatchTermination.TIME_FORFEIT.value
     assert record.result != "0-1" or record.termination in rule_endings, record.termination_detail
     flooded = [move for move in record.moves if move.color == "black"]
-    assert flooded and all((move.score, move.depth, move.nodes, move.engine_time_ms) == ("cp 7", 16, 1000, 5)
+    assert flooded and all((str(move.score), move.depth, move.nodes, move.engine_time_ms) == ("cp 7", 16, 1000, 5)
                            and move.pv == [move.move] * MAX_PV_KEPT for move in flooded)
     assert all(group_alive(pid) == [] for pid in pids)
 

@@ -31,7 +31,7 @@ from arbiter.pgn import (
     parse_games,
     read_games,
 )
-from arbiter.records import MAX_JSONL_LINE_CHARS, read_jsonl
+from arbiter.record_jsonl import MAX_JSONL_LINE_CHARS, read_jsonl
 from arbiter.schedule import (
     MAX_OPENING_LINE_CHARS,
     MAX_OPENINGS_BYTES,

@@ -21,11 +21,12 @@ from bad_engines.harness import FAST, config, group_alive, pid_alive
 from cli import invoke, start
 
 from arbiter.engine import EngineConfig, EngineStartError, EngineTimeouts, open_engine
+from arbiter.engine.transport import Seat
 from arbiter.enginespec import EngineSpecError, load_engines_file, parse_engine_spec
 from arbiter.games import Color, Termination, get_game
 from arbiter.match import MatchTermination, play_engines, play_game
 from arbiter.match.driver import DEADLINE_SLACK
-from arbiter.record import GameRecord
+from arbiter.record import GameRecord, ReportedInfo
 
 M = MatchTermination
 
@@ -173,7 +174,7 @@ async def test_flood_of_info_keeps_the_last_fields():
     black_moves = [m for m in record.moves if m.color == "black"]
     assert black_moves
     for move in black_moves:
-        assert (move.score, move.depth, move.nodes, move.engine_time_ms) == ("cp 42", 99, 123456, 7)
+        assert (str(move.score), move.depth, move.nodes, move.engine_time_ms) == ("cp 42", 99, 123456, 7)
         assert move.pv == [move.move]
     white_moves = [m for m in record.moves if m.color == "white"]
     assert all(m.score is None and m.pv == [] for m in white_moves)
@@ -309,7 +310,7 @@ class FakeFault:
 
 class FakeReply:
     def __init__(self, move: str, time: float):
-        self.move, self.time, self.info = move, time, {}
+        self.move, self.time, self.info = move, time, ReportedInfo()
 
 
 class FakeEngine:
@@ -330,6 +331,7 @@ class FakeEngine:
         self.lag = lag
         self.moves: list[str] = []
         self.stops = 0
+        self.transport = Seat()  # a local engine's: no lag allowance, never away
 
     async def start_new_game(self, name: str) -> None:
         pass

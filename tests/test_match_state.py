@@ -26,6 +26,7 @@ from arbiter.match.state import (
     DEADLINE_PASSED,
     BestMove,
     CanonicalSpellings,
+    Disconnected,
     Faulted,
     GameOver,
     Go,
@@ -34,7 +35,7 @@ from arbiter.match.state import (
     Phase,
     Stop,
 )
-from arbiter.record import GameRecord, MatchTermination, Ply, Score, ScoreKind
+from arbiter.record import GameRecord, MatchTermination, Ply, ReportedInfo, Score, ScoreKind
 
 M = MatchTermination
 WHITE, BLACK = Color.WHITE, Color.BLACK
@@ -46,7 +47,19 @@ class Reply:
 
     move: str
     time: float
-    info: dict = field(default_factory=dict)
+    info: ReportedInfo = field(default_factory=ReportedInfo)
+
+
+def reported(fields: dict | None) -> ReportedInfo:
+    """What an engine reported, from its info fields as the codec names them
+    (``score_cp``, ``depth``, ...): the merge's own rule for the score."""
+    fields = dict(fields or {})
+    score = Score.from_info(fields)
+    for key in ("score_cp", "score_mate", "score_winprob"):
+        fields.pop(key, None)
+    if "pv" in fields:
+        fields["pv"] = tuple(fields["pv"])
+    return ReportedInfo(**fields, score=score)
 
 
 @dataclass(frozen=True)
@@ -84,7 +97,7 @@ class Table:
             move = self.state.position.legal_moves()[0]
         started = self.now
         self.now += seconds
-        self.action = self.state.receive(BestMove(Reply(move, self.now, info or {}), started))
+        self.action = self.state.receive(BestMove(Reply(move, self.now, reported(info)), started))
         self.state.record_ply()
         return self.action
 
@@ -146,7 +159,7 @@ def test_the_ply_is_recorded_when_asked_and_its_info_read_only_then():
         @property
         def info(self):
             self.reads += 1
-            return {"score_mate": -3}
+            return reported({"score_mate": -3})
 
     state = new_state()
     state.start()
@@ -154,7 +167,7 @@ def test_the_ply_is_recorded_when_asked_and_its_info_read_only_then():
     go = state.receive(BestMove(reply, 1.0))
     assert isinstance(go, Go) and reply.reads == 0
     ply, after = state.record_ply()
-    assert reply.reads == 1 and ply.score == "mate -3" and ply.time_ms == 500
+    assert reply.reads == 1 and str(ply.score) == "mate -3" and ply.time_ms == 500
     assert after is state.position and after.ply == 1
     assert state.record_ply() is None  # made once
 
@@ -379,6 +392,30 @@ def test_a_movetime_flags_at_its_deadline_plus_margin():
     assert isinstance(table.answer(seconds=0.19), Go) and table.state.moves[0].clock_ms is None
 
 
+def test_a_mover_disconnected_at_its_deadline_loses_by_disconnect():
+    """specs/wire.md §Disconnect and resume: the match decides the ending of
+    a remote engine away when its time ran out; the rest is DeadlinePassed's."""
+    state = new_state(tc="0.4+0")
+    state.start()
+    end = over(state.receive(Disconnected("far")))
+    assert (end.termination, end.winner) == (M.DISCONNECT, BLACK)
+    assert end.detail == "far was disconnected and did not come back before its time ran out"
+    state = new_state(tc="inf", stall_ms=500, grace=0.7)
+    state.start()
+    assert state.receive(Disconnected("far")) == Stop(WHITE, 0.7)  # no clock: stop, then a stall
+    assert over(state.receive(Disconnected("far"))).termination is M.STALL
+
+
+def test_a_remote_replys_lag_figures_are_kept_in_its_ply():
+    state = new_state()
+    state.start()
+    state.receive(BestMove(Reply(state.position.legal_moves()[0], 100.2), 100.0, lag=(12, 3)))
+    state.receive(BestMove(Reply(state.position.legal_moves()[0], 100.4), 100.3))
+    remote, local = state.moves
+    assert (remote.rtt_ms, remote.comp_ms) == (12, 3) and remote.to_dict()["comp_ms"] == 3
+    assert (local.rtt_ms, local.comp_ms) == (None, None) and "comp_ms" not in local.to_dict()
+
+
 @pytest.mark.parametrize("tc", ["depth=4", "nodes=1000", "inf"])
 def test_without_a_clock_the_stall_limit_means_stop_then_stall(tc):
     state = new_state(tc=tc, stall_ms=500, grace=0.7)
@@ -513,7 +550,7 @@ def test_resign_after_movecount_moves_at_or_below_minus_score():
     assert (end.termination, end.winner) == (M.ADJUDICATED_RESIGN, BLACK)
     assert end.detail == ("adjudicated a loss for White (resign): its score over its last 3 move(s) "
                           "was cp -650, cp -600, mate -4, at most -600 cp")
-    assert len(table.state.moves) == 5 and table.state.moves[-1].score == "mate -4"
+    assert len(table.state.moves) == 5 and str(table.state.moves[-1].score) == "mate -4"
 
 
 @pytest.mark.parametrize("breaker", [cp(-599), {}, {"score_winprob": 0.5}])
@@ -669,7 +706,8 @@ def test_a_score_is_its_text_and_back(text, kind, value):
     score = Score.parse(text)
     assert (score.kind, score.value) == (kind, value)
     assert str(score) == text and Score.parse(str(score)) == score
-    assert score == text and hash(score) == hash(text)  # equal to its text
+    assert score != text and Score.parse(text) == score  # a score is not its text, it reads from it
+    assert hash(score) == hash(Score.parse(text))
 
 
 @pytest.mark.parametrize("text", ["cp", "cp 3.5", "mate x", "winprob -0.5", "winprob nan", "elo 3", 35, None])
@@ -680,7 +718,7 @@ def test_a_bad_score_is_refused(text):
 
 def test_the_score_of_an_info_mate_first_and_winprob_as_written():
     assert Score.from_info({"score_cp": 10, "score_mate": 2}) == Score(ScoreKind.MATE, 2)
-    assert Score.from_info({"score_winprob": 0.123456789}) == "winprob 0.123457"
+    assert str(Score.from_info({"score_winprob": 0.123456789})) == "winprob 0.123457"
     assert Score.from_info({"score_winprob": 0.123456789}) == Score.parse("winprob 0.123457")
     assert Score.from_info({"depth": 3}) is None
 
@@ -688,6 +726,8 @@ def test_the_score_of_an_info_mate_first_and_winprob_as_written():
 def test_a_ply_takes_its_score_as_text_and_writes_it_as_text():
     ply = Ply("d5", "white", 12, score="cp 35")
     assert ply.score == Score(ScoreKind.CP, 35)
+    assert ply.color is Color.WHITE and ply.to_dict()["color"] == "white"  # a colour is its text
+    assert json.loads(json.dumps(ply.to_dict()))["color"] == "white"
     assert ply.to_dict()["score"] == "cp 35"
     assert Ply.from_dict(ply.to_dict()) == ply
     with pytest.raises(ValueError, match="bad score"):

@@ -528,7 +528,7 @@ def test_an_engine_builds_the_move_tables_before_any_clock_runs():
     (arbiter/games/base.py ``Game.prepare``)."""
     import subprocess
     import sys
-    code = ("import arbiter.games.morris as m; from protocol.sdk import Engine; "
+    code = ("import arbiter.games.morris as m; from arbiter.sdk import Engine; "
             "assert m._SLIDES is None and m._FLY is None; Engine('troll'); "
             "assert m._SLIDES is None; e = Engine('troll'); e.select_game('morris'); "
             "assert m._SLIDES is not None and m._FLY is not None")

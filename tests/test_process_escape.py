@@ -16,7 +16,7 @@ import trio
 from bad_engines.harness import FAST, HERE, config, pid_alive, processes_with
 
 from arbiter.engine import open_engine
-from arbiter.engine.process import _die_with
+from arbiter.engine.spawner import _die_with
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
 

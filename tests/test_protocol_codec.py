@@ -394,23 +394,78 @@ def test_session_search_cycle_and_violations():
     assert session.state is SessionState.IDLE
     with pytest.raises(ProtocolError, match="while not searching") as info:
         session.receive("bestmove e4")
-    assert info.value.command == "bestmove"
-    with pytest.raises(ProtocolError, match="readyok without isready"):
-        session.receive("readyok")
-    with pytest.raises(ProtocolError, match="after the handshake"):
-        session.receive("ugiok")
-    session.send(m.Query("result"))
+    assert info.value.command == "bestmove" and session.state is SessionState.ERROR
+    # each violation below on a session of its own: the first one ends a session
+    for line, fragment in (("readyok", "readyok without isready"), ("ugiok", "after the handshake")):
+        idle = _handshaken()
+        with pytest.raises(ProtocolError, match=fragment):
+            idle.receive(line)
+        assert idle.state is SessionState.ERROR
+    bad_word = _handshaken()
+    bad_word.send(m.Query("result"))
     with pytest.raises(ProtocolError):
-        session.receive("response maybe")
+        bad_word.receive("response maybe")
+    session = _handshaken()
+    session.send(m.Query("result"))
     assert session.receive("response none") == m.Response("none")
+    assert session.receive("something unknown") is None
     with pytest.raises(ProtocolError, match="response without query"):
         session.receive("response none")
-    assert session.receive("something unknown") is None
+    session = _handshaken()
     session.send(m.Quit())
     assert session.state is SessionState.CLOSED
     assert session.receive("bestmove late") == m.BestMove("late")  # moot after quit
     with pytest.raises(ProtocolError, match="closed"):
         session.send(m.IsReady())
+
+
+def test_a_violation_moves_the_session_to_error_for_good():
+    """protocol/session.py: the engine's first violation is kept and every
+    later line (even a valid one) and message (but quit) is refused with it;
+    a malformed info line is no violation; a tolerant session (the
+    checker's) raises each violation and keeps its state."""
+    session = _handshaken()
+    session.send(m.Go(depth=1))
+    with pytest.raises(ProtocolError):
+        session.receive("info depth x")  # malformed info: costs nothing
+    assert session.state is SessionState.SEARCHING and session.error is None
+    with pytest.raises(ProtocolError, match="the move is missing"):
+        session.receive("bestmove")
+    assert session.state is SessionState.ERROR and "the move is missing" in (session.error or "")
+    for line in ("bestmove d5", "readyok", "info depth 2", "anything"):
+        with pytest.raises(ProtocolError, match="already broke the protocol .*the move is missing"):
+            session.receive(line)
+    for message in (m.IsReady(), m.Stop(), m.Go(depth=1), m.Ugi()):
+        with pytest.raises(ProtocolError, match="broke the protocol"):
+            session.send(message)
+    with pytest.raises(ProtocolError, match="broke the protocol"):
+        session.send_go(SearchLimits(depth=1), True)
+    assert session.send(m.Quit()) == b"quit\n" and session.state is SessionState.CLOSED
+
+    tolerant = EngineSession(tolerant=True)
+    tolerant.send(m.Ugi())
+    for line in ("id name T", "ugiok"):
+        tolerant.receive(line)
+    with pytest.raises(ProtocolError, match="while not searching"):
+        tolerant.receive("bestmove d5")
+    with pytest.raises(ProtocolError, match="readyok without isready"):
+        tolerant.receive("readyok")
+    assert tolerant.state is SessionState.IDLE and tolerant.error is None
+    tolerant.send(m.IsReady())
+    assert tolerant.receive("readyok") == m.ReadyOk()
+
+
+def test_the_session_tables_cover_every_state():
+    """Every state has its row of what may be sent and a reason for what may
+    not; every message the arbiter or the engine can send is a known type."""
+    from protocol.session import RECEIVE_REFUSALS, RECEIVES, SEND_REFUSALS, SENDS
+
+    assert set(SENDS) == set(SessionState)
+    assert all(state in SEND_REFUSALS for state in SessionState if state is not SessionState.IDLE)
+    assert set(RECEIVES) | {SessionState.NEW, SessionState.CLOSED, SessionState.ERROR} == set(SessionState)
+    assert {SessionState.NEW, SessionState.STARTING} <= set(RECEIVE_REFUSALS)
+    assert all(next_state in SessionState for row in (*SENDS.values(), *RECEIVES.values())
+               for next_state in row.values())
 
 
 def test_session_fast_go_and_bestmove_match_the_general_path():
@@ -436,7 +491,7 @@ def test_session_fast_go_and_bestmove_match_the_general_path():
         if isinstance(expected, str):
             with pytest.raises(ProtocolError, match=expected):
                 searching.receive(line)
-            assert searching.state is SessionState.SEARCHING, line
+            assert searching.state is SessionState.ERROR, line  # the first violation ends it
         else:
             assert searching.receive(line) == expected == parse_engine_line(line), line
             ended = isinstance(expected, m.BestMove)
@@ -446,12 +501,14 @@ def test_session_fast_go_and_bestmove_match_the_general_path():
     assert fast.state is SessionState.IDLE
     with pytest.raises(ProtocolError, match="while not searching"):  # a second one
         fast.receive("bestmove d5")
+    fast = _handshaken(MOVESTOGO_DECL)  # (the violation ended that session)
     fast.send(m.IsReady())
     fast.send(m.IsReady())
     assert fast.receive("readyok") == m.ReadyOk() and fast.pending_ready == 1  # the cheap case
     assert fast.receive("readyok") == m.ReadyOk() and fast.pending_ready == 0
     with pytest.raises(ProtocolError, match="readyok without isready"):
         fast.receive("readyok")
+    fast = _handshaken(MOVESTOGO_DECL)
     assert fast.send_go(SearchLimits(), True) == b"go infinite\n"
     assert fast.last_go == m.Go(infinite=True)
     fast.receive("bestmove d5")
@@ -480,6 +537,8 @@ def test_session_fast_go_and_bestmove_match_the_general_path():
         fresh.send_go(SearchLimits(depth=1), True)
     with pytest.raises(ProtocolError, match="during the handshake"):
         fresh.receive("bestmove d5")
+    fresh = EngineSession()
+    fresh.send(m.Ugi())
     with pytest.raises(ProtocolError, match="during the handshake"):
         fresh.receive("readyok")
 
@@ -526,18 +585,27 @@ def test_session_refuses_out_of_order_handshake():
     session = EngineSession()
     with pytest.raises(ProtocolError, match="before ugi"):
         session.send(m.IsReady())
+    assert session.state is SessionState.NEW  # the arbiter's own mistake: refused, no state change
     with pytest.raises(ProtocolError, match="before ugi"):
         session.receive("ugiok")
+    assert session.state is SessionState.ERROR
+    session = EngineSession()
     session.send(m.Ugi())
     with pytest.raises(ProtocolError, match="already sent"):
         session.send(m.Ugi())
     with pytest.raises(ProtocolError, match="before ugiok"):
         session.send(m.Go(depth=1))
+    assert session.state is SessionState.STARTING
     with pytest.raises(ProtocolError, match="during the handshake"):
         session.receive("bestmove d5")
+    session = EngineSession()
+    session.send(m.Ugi())
     session.receive("option name A type check default true")
     with pytest.raises(ProtocolError, match="declared twice"):
         session.receive("option name a type check default true")
+    session = EngineSession()
+    session.send(m.Ugi())
+    session.receive("option name A type check default true")
     session.receive("info string loading")
     session.receive("ugiok")
     assert session.state is SessionState.IDLE
@@ -559,7 +627,7 @@ def test_spec_transcripts_replay_through_codec_and_referee():
     """specs/protocol.md §Example transcripts: every line parses, every position
     and every bestmove is legal for the referee, every response is right."""
     from arbiter.games import get_game
-    from protocol.sdk import query_answer
+    from arbiter.sdk import query_answer
 
     blocks = _transcripts()
     games_seen = set()
@@ -594,3 +662,23 @@ def test_spec_transcripts_replay_through_codec_and_referee():
                     assert read.value == query_answer(position, pending_query), line
         assert bestmoves >= 1
     assert games_seen == {"troll", "atoll", "morris", "talisman"}
+
+
+def test_protocol_imports_nothing_of_arbiter():
+    """protocol/ is the pure protocol (ARCHITECTURE.md §Which way imports
+    point): no module of it imports ``arbiter``, not even for types; the
+    engine SDK that needs the referee is arbiter/sdk.py."""
+    import ast
+    from pathlib import Path
+
+    import protocol
+
+    found = []
+    for path in sorted(Path(protocol.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0
+                     else [])
+            found += [f"{path.name}:{node.lineno} {name}" for name in names
+                      if name == "arbiter" or name.startswith("arbiter.")]
+    assert found == []

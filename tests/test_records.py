@@ -20,7 +20,7 @@ from cli import invoke
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arbiter import records, replay
+from arbiter import record_jsonl, records, replay
 from arbiter.games import GAME_NAMES, Color, IllegalMoveError, get_game
 from arbiter.pgn import (
     MoveData,
@@ -215,20 +215,20 @@ def test_any_name_survives_and_any_detail_stays_inside_its_comment(name, detail)
     [game] = records.parse_games(text, "x")
     assert game.tags["White"] == name and game.tags["Event"] == name
     assert replay.to_record(game).termination_detail == records.comment_text(detail)
-    [(back, tags)] = records.parse_jsonl(records.write_jsonl([(record, {"Event": name})]), "x")
+    [(back, tags)] = record_jsonl.parse_jsonl(record_jsonl.write_jsonl([(record, {"Event": name})]), "x")
     assert back.white == name and back.termination_detail == detail and tags["Event"] == name
 
 
 def test_jsonl_keeps_the_whole_record():
     games = sample_records()
-    text = records.write_jsonl(games)
+    text = record_jsonl.write_jsonl(games)
     assert len(text.splitlines()) == len(games)
-    back = records.parse_jsonl(text, "x.jsonl")
+    back = record_jsonl.parse_jsonl(text, "x.jsonl")
     assert [r.to_dict() for r, _ in back] == [r.to_dict() for r, _ in games]
-    assert records.write_jsonl(back) == text
+    assert record_jsonl.write_jsonl(back) == text
     bad = text.replace('"result":', '"resul":', 1)
     with pytest.raises(records.RecordSyntaxError, match=r"^x.jsonl:1: game 1: bad JSONL record"):
-        records.parse_jsonl(bad, "x.jsonl")
+        record_jsonl.parse_jsonl(bad, "x.jsonl")
 
 
 def test_append_game_gives_what_write_games_gives(tmp_path):
@@ -259,13 +259,13 @@ def test_hand_written_games_replay_and_read_as_written():
     assert reports[0].final_fen == final.fen() and outcome is not None and outcome.result == "1-0"
     morris = replay.to_record(games[1])
     assert morris.fen == "3/3/3/B1W3/2W/2B/3 w 7 7 0 4" and morris.termination == "blocked"
-    assert (morris.moves[0].score, morris.moves[0].depth, morris.moves[0].time_ms) == ("cp 35", 4, 1500)
+    assert (str(morris.moves[0].score), morris.moves[0].depth, morris.moves[0].time_ms) == ("cp 35", 4, 1500)
     assert morris.moves[2].time_ms == 0 and morris.moves[2].score is None  # no comment
     talisman = replay.to_record(games[2])
     assert talisman.opening_moves == ["B", "C"] and talisman.termination == "cannot-catch-up"
     assert talisman.black == 'random "the" \\ mover'
-    assert (talisman.moves[0].score, talisman.moves[0].depth) == ("mate 3", 12)
-    assert (talisman.moves[3].score, talisman.moves[3].depth, talisman.moves[3].time_ms) == (
+    assert (str(talisman.moves[0].score), talisman.moves[0].depth) == ("mate 3", 12)
+    assert (str(talisman.moves[3].score), talisman.moves[3].depth, talisman.moves[3].time_ms) == (
         "winprob 1e-05", 3, 2500)  # a comment broken over two lines
     assert replay.to_record(games[3]).moves[1].move == "swap"
     assert reports[4].result == "*"

@@ -502,7 +502,8 @@ async def test_a_resumed_search_gives_back_the_time_away_on_the_movers_clock_onl
     taken off the mover's time; the other side's is as it was."""
     server_end, server, client_end, _ = await _wire_pair()
     transport = SocketTransport(server_end, server)
-    transport.hold, transport.plays_p1 = (lambda: True), plays_p1
+    transport.hold = lambda: True
+    transport.seat(plays_p1)
     heard: list[str] = []
     async with trio.open_nursery() as nursery:
         nursery.start_soon(transport.run)

@@ -497,7 +497,7 @@ def test_client_killed_mid_arena(tmp_path: Path) -> None:
 #: needs (to kill its client there), without any timing guess
 HELD_ENGINE = '''
 import os, time
-from protocol.sdk import Engine, run
+from arbiter.sdk import Engine, run
 
 class Held(Engine):
     name = "Held"

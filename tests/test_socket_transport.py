@@ -74,7 +74,7 @@ async def test_the_engine_conversation_runs_unchanged_over_wire_frames():
             await engine.new_game("troll")
             await engine.go(b"position startpos\n", SearchLimits(time_ms=1000, opponent_time_ms=1000))
             reply = await engine.wait_bestmove()
-            assert reply.move == "d5" and reply.info["score_cp"] == 3
+            assert reply.move == "d5" and str(reply.info.score) == "cp 3"
             assert transport.think == 7 and engine.healthy
             await transport.send(engine.goodbye() or b"")
             received = await transport.receive()
@@ -344,7 +344,7 @@ async def test_over_tcp_a_drop_or_a_broken_wire_while_receive_waits_is_an_end():
                         await client_end.aclose()
                     else:
                         await client_end.send_all(ending)
-                assert got == [([], 0)] and transport._inbox_bytes == 0
+                assert got == [([], 0)] and transport._inbox.held_bytes == 0
                 assert detail in await transport.end_detail() and not transport.alive
                 await transport.wait_finished()
         if ending is not None:

@@ -16,14 +16,7 @@ from typing import Any
 
 import pytest
 
-from arbiter.store import (
-    FINISHED,
-    RUNNING,
-    DuplicateGameError,
-    Store,
-    StoreError,
-    game_record,
-)
+from arbiter.store import DuplicateGameError, RunStatus, Store, StoreError, game_record
 
 
 def record(white="a", black="b", result="1-0", moves=("d5", "e4")):
@@ -138,9 +131,9 @@ def test_find_and_status(tmp_path):
         second = new_tournament(store, identity="same")
         assert found(store.find_tournament("same"))["id"] == second
         assert store.find_tournament("other") is None
-        assert found(store.tournament(first))["status"] == RUNNING
-        store.set_status(first, FINISHED, note="done")
-        assert found(store.tournament(first))["status"] == FINISHED
+        assert found(store.tournament(first))["status"] == RunStatus.RUNNING
+        store.set_status(first, RunStatus.FINISHED, note="done")
+        assert found(store.tournament(first))["status"] == RunStatus.FINISHED
         assert found(store.tournament(first))["note"] == "done"
         assert found(store.latest_tournament())["id"] == second
         assert [e["name"] for e in store.engines(first)] == ["a", "b"]

@@ -4,7 +4,8 @@ A check is an async function of a :class:`Checker` (the run's engine
 processes, settings and positions, with the conversation steps the checks
 share: handshake, new game, ``isready``, a judged search, a whole game) and a
 :class:`Context` (the problems, warnings and notes of this one check, and the
-transcript lines that show them).  :func:`check` declares one, with its name,
+transcript lines that show them: :mod:`arbiter.check.context`, re-exported
+here with the rest of a check's declaration).  :func:`check` declares one, with its name,
 title and expected behaviour as ``specs/check.md`` words them; the check
 modules (``checks_*.py``) hold the checks, :mod:`arbiter.check.runner` runs
 them in the report's order.
@@ -16,12 +17,19 @@ A check ends early by raising the :class:`Failed` returned by
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
 import trio
 
+from arbiter.check.context import (
+    SHOWN_LINES,
+    CheckSpec,
+    Context,
+    Failed,
+    NotApplicable,
+    check,
+    ms,
+)
 from arbiter.check.positions import CheckPosition, positions
 from arbiter.check.probe import Evidence, Gone, Line, Probe, Received, Search
 from arbiter.check.report import CheckReport, CheckSettings
@@ -49,134 +57,10 @@ __all__ = ["Failed", "NotApplicable", "Context", "CheckSpec", "check", "Answer",
 
 #: Clocks of the self-play game and of the repeat rounds.
 SELFPLAY_TC = "3+0.03"
-#: Transcript lines shown per problem in a report.
-SHOWN_LINES = 40
 #: Seconds the flush diagnosis watches an engine whose input was closed.
 DIAGNOSIS_WAIT = 0.5
 #: Seconds of grace (after SIGTERM) for the checker's engine processes.
 TERM_GRACE = 0.5
-
-#: What a check needs to be worth running: ``none`` (always runs), ``start`` (a
-#: handshake succeeded), ``game`` (the engine plays the game), ``search`` (the
-#: engine still answers ``go``).
-Needs = Literal["none", "start", "game", "search"]
-
-
-class Failed(Exception):
-    """Ends a check early (its problem is already recorded)."""
-
-
-class NotApplicable(Exception):
-    """The check tests an extension the engine does not declare: nothing to
-    test, so it PASSes with this reason (``specs/check.md`` §Verdicts)."""
-
-
-@dataclass
-class Context:
-    """The verdict one check is building: problems (FAIL, or WARN for an advice
-    check), warnings, notes for a PASS, and the transcript lines to show."""
-
-    spec: CheckSpec
-    problems: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    focus: list[Line] = field(default_factory=list)
-    slices: list[tuple[Probe, int]] = field(default_factory=list)  # (probe, first line index)
-    stalled: bool = False  # some go got no bestmove at all
-    answered: bool = False  # some go got a bestmove
-    good: int = 0  # searches answered with a legal move in time
-
-    def problem(self, text: str, *lines: Line | None) -> None:
-        self.problems.append(text)
-        self.focus.extend(line for line in lines if line is not None)
-
-    def fail(self, text: str, *lines: Line | None) -> Failed:
-        self.problem(text, *lines)
-        return Failed(text)
-
-    def warn(self, text: str, *lines: Line | None) -> None:
-        self.warnings.append(text)
-        self.focus.extend(line for line in lines if line is not None)
-
-    def watch(self, probe: Probe) -> None:
-        if not any(p is probe for p, _ in self.slices):
-            self.slices.append((probe, len(probe.lines)))
-
-    def transcript(self) -> list[str]:
-        """The lines worth showing: each problem's lines with a little context,
-        or, without any, the start and end of what the check exchanged."""
-        lines: list[Line] = []
-        for probe, start in self.slices:
-            lines.extend(probe.lines[start:])
-        if not lines:
-            return [line.render() for line in self.focus[:SHOWN_LINES]]
-        index_of = {id(line): i for i, line in enumerate(lines)}
-        shown = _excerpt(lines, self._kept(lines, index_of))
-        extra = [line.render() for line in self.focus if id(line) not in index_of][:5]
-        return extra + shown
-
-    def _kept(self, lines: list[Line], index_of: dict[int, int]) -> list[int]:
-        """Indexes of ``lines`` to show: two lines around each focus line, or
-        the first 8 and the last 16; at most :data:`SHOWN_LINES`."""
-        keep: set[int] = set()
-        for line in self.focus:
-            i = index_of.get(id(line))
-            if i is not None:
-                keep.update(range(max(0, i - 2), min(len(lines), i + 3)))
-        if not keep:
-            keep.update(range(min(8, len(lines))))
-            keep.update(range(max(0, len(lines) - 16), len(lines)))
-        chosen = sorted(keep)
-        if len(chosen) > SHOWN_LINES:
-            chosen = chosen[:SHOWN_LINES // 2] + chosen[-SHOWN_LINES // 2:]
-        return chosen
-
-
-def _excerpt(lines: list[Line], chosen: list[int]) -> list[str]:
-    """The chosen lines rendered, each gap shown as ``... N lines ...``."""
-    shown: list[str] = []
-    previous = -1
-    for i in chosen:
-        if previous >= 0 and i > previous + 1:
-            shown.append(f"... {i - previous - 1} lines ...")
-        shown.append(lines[i].render())
-        previous = i
-    return shown
-
-
-Run = Callable[["Checker", Context], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class CheckSpec:
-    """A named check (``specs/check.md`` §The checks).  ``expected`` is the
-    text of the spec's table, with ``{placeholders}`` for the run's numbers
-    (:meth:`Checker.format_values`); ``searches`` is the rough number of waits,
-    for the safety deadline."""
-
-    name: str
-    title: str
-    expected: str
-    mandatory: bool
-    needs: Needs
-    run: Run
-    searches: int = 2
-
-    def expected_text(self, checker: Checker) -> str:
-        return self.expected.format(**checker.format_values())
-
-
-def check(name: str, title: str, expected: str, *, mandatory: bool = True, needs: Needs = "game",
-          searches: int = 2) -> Callable[[Run], CheckSpec]:
-    """Declare a check: the decorated function becomes its :class:`CheckSpec`."""
-    def declare(run: Run) -> CheckSpec:
-        return CheckSpec(name, title, expected, mandatory, needs, run, searches)
-    return declare
-
-
-def ms(seconds: float) -> str:
-    ms = seconds * 1000
-    return f"{ms:.1f} ms" if ms < 10 else f"{ms:.0f} ms"
 
 
 @dataclass

@@ -3,7 +3,7 @@
 :class:`Probe` runs an engine the way a match does (an
 :class:`arbiter.engine.EngineProcess`: its own process group, stderr
 drained, exit watched, the whole group ended by ``quit``, SIGTERM and SIGKILL)
-but holds a different conversation: it reads stdout itself through the
+but holds a different conversation: it reads stdout itself (the raw-fd reads of :mod:`arbiter.engine.fdio`) through the
 protocol's :class:`~protocol.codec.LineSplitter`, keeps a transcript of every
 line both ways, tracks the protocol with its own
 :class:`~protocol.session.EngineSession`, and hands every message to the
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import trio
 
 from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts, stderr_clause
+from arbiter.engine.fdio import read_some, write_all
 from arbiter.games import IllegalMoveError, Position
 from arbiter.procs import proc_table
 from protocol.codec import LineSplitter, ProtocolError, parse_engine_line
@@ -134,7 +135,7 @@ class Probe:
                  log_dir: str | None, evidence: Evidence):
         self.number = number
         self.engine = EngineProcess(config, timeouts, log_dir)
-        self.session = EngineSession()
+        self.session = EngineSession(tolerant=True)
         self.evidence = evidence
         self.pid: int | None = None
         self.fault: str | None = None
@@ -248,8 +249,8 @@ class Probe:
         process = self.engine.process
         assert process is not None and process.stdin is not None
         try:
-            await process.stdin.send_all(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            await write_all(process.stdin.fileno(), data)  # type: ignore[attr-defined]  # a pipe stream's
+        except (trio.ClosedResourceError, OSError):
             status = await self.wait_exit(0.2)
             self.set_fault("closed its input" + (f" and exited ({status})" if status else ""))
             raise Gone(f"the engine {self.fault}") from None
@@ -272,13 +273,10 @@ class Probe:
     async def _read_stdout(self) -> None:
         process = self.engine.process
         assert process is not None and process.stdout is not None
-        stream = process.stdout
+        fd: int = process.stdout.fileno()  # type: ignore[attr-defined]  # trio's pipe streams have it
         splitter = LineSplitter()
         while True:
-            try:
-                data = await stream.receive_some(65536)
-            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                data = b""
+            data = await read_some(fd)  # (b"" too once the pipe is closed: the engine's end)
             now = trio.current_time()
             if not data:
                 break

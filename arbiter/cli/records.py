@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 import typer
 
-from arbiter import records
+from arbiter import record_jsonl, records
 from arbiter.games import Position
 from arbiter.record import GameRecord
 from arbiter.record_import import ImportedGame, Importer
@@ -98,7 +98,7 @@ def write_export(store: Store, tournaments: list[dict[str, Any]], format: str,
         if format == "pgn":
             text = records.write_game(record, tags)
         else:
-            text = records.jsonl_line(record, tags, tournament)
+            text = record_jsonl.jsonl_line(record, tags, tournament)
         out.write(text.encode("utf-8"))  # the same bytes whatever the locale
         count += 1
     return count

@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from arbiter.progress import make_console, print_standings
-from arbiter.store import DEFAULT_DB, RUNNING, Store, StoreError, TournamentBusyError
+from arbiter.store import DEFAULT_DB, RunStatus, Store, StoreError, TournamentBusyError
 from arbiter.tournament import delete_tournament, rounds_view, tournament_standings
 
 from .app import EXIT_ABORTED, EXIT_BUSY, app, fail
@@ -30,7 +30,7 @@ def open_store(db: str, readonly: bool = False) -> Store:
 def _status_shown(status: str, running_now: bool) -> str:
     """The stored status, said plainly when it is ``running`` but no run
     holds the tournament (a run killed with SIGKILL, or a crashed machine)."""
-    if status == RUNNING and not running_now:
+    if status == RunStatus.RUNNING and not running_now:
         return "running, but no run is alive (killed?): run it again to resume"
     return status
 

@@ -36,14 +36,15 @@ from arbiter.engine.errors import (
     FaultKind,
     stderr_clause,
 )
-from arbiter.engine.info import Reply, format_score, merge_info
-from arbiter.engine.process import QUIT_LINE, EngineProcess, IOLog, log_dir_problem
+from arbiter.engine.info import Reply, merge_info
+from arbiter.engine.iolog import IOLog, log_dir_problem
+from arbiter.engine.process import QUIT_LINE, EngineProcess
 from arbiter.engine.transport import PipeTransport
 
 __all__ = [
     "EngineConfig", "EngineTimeouts", "EngineFault", "FaultKind", "EngineError", "EngineStartError",
     "EngineFaultError", "Reply", "Engine", "EngineProcess", "PipeTransport", "IOLog", "open_engine",
-    "log_dir_problem", "sole_exception", "format_score", "merge_info", "stderr_clause",
+    "log_dir_problem", "sole_exception", "merge_info", "stderr_clause",
 ]
 
 

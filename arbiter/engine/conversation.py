@@ -288,6 +288,8 @@ class Engine:
         if received is not None:  # (the check inline: it runs before every go)
             await self._catch_up(received)
         session = self.session
+        if self.fault is not None:  # (its session refuses all but quit: say so first)
+            raise EngineFaultError(self.name, self.fault)
         data = position if isinstance(position, bytes) else session.send(position)
         if isinstance(limits, Go):
             data += session.send(limits)
@@ -340,6 +342,8 @@ class Engine:
         A closed input becomes a ``crash`` fault and :class:`EngineFaultError`.
         The caller bounds the time (a full pipe blocks)."""
         await self._catch_up()
+        if self.fault is not None:  # (a broken engine's session refuses all but quit)
+            raise EngineFaultError(self.name, self.fault)
         await self._write(b"".join([self.session.send(msg) for msg in messages]))
         if any(type(msg) is Go for msg in messages):
             self._stopped_at = None  # a new search: not stopped yet

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Sequence
 
+from arbiter.record import ReportedInfo, Score
 from protocol.codec import ProtocolError, parse_engine_line
 from protocol.limits import MAX_INFO_KEPT, MAX_INFO_LINE_KEPT, MAX_INFO_LINES_KEPT, MAX_PV_KEPT
 from protocol.messages import WHITESPACE, Info
 
-__all__ = ["SearchInfo", "Reply", "merge_info", "format_score", "cut_line"]
+__all__ = ["SearchInfo", "ReportedInfo", "Reply", "merge_info", "cut_line"]
 
 #: The fields merged from ``info`` lines (the latest value of each), and the
 #: score's, which come together from the latest line with a score.
@@ -85,16 +86,14 @@ class Reply:
         self.ponder = ponder
         self.time = time
         self._lines = info_lines
-        self._info: dict[str, object] | None = None
+        self._info: ReportedInfo | None = None
 
     @property
-    def info(self) -> dict[str, object]:
-        """``depth``, ``seldepth``, ``nodes``, ``nps``, ``time``, ``pv`` (a
-        tuple of at most :data:`~protocol.limits.MAX_PV_KEPT` moves) and
-        ``score_cp``/``score_mate``/``score_winprob``: those the engine gave."""
+    def info(self) -> ReportedInfo:
+        """What the engine reported of this search (parsed on first use)."""
         info = self._info
         if info is None:
-            info = self._info = merge_info(self._lines) if self._lines else {}
+            info = self._info = merge_info(self._lines) if self._lines else ReportedInfo()
             self._lines = None
         return info
 
@@ -102,7 +101,7 @@ class Reply:
         return f"Reply({self.move!r}, time={self.time!r}, info={self.info!r})"
 
 
-def merge_info(lines: Sequence[str | Info]) -> dict[str, object]:
+def merge_info(lines: Sequence[str | Info]) -> ReportedInfo:
     """The latest value of each field over a search's ``info`` lines (oldest
     first; raw text, parsed here, or parsed already); malformed lines are
     ignored (``specs/match.md`` §Engine errors).  The lines are read newest
@@ -135,15 +134,9 @@ def merge_info(lines: Sequence[str | Info]) -> dict[str, object]:
     pv = merged.get("pv")
     if isinstance(pv, tuple) and len(pv) > MAX_PV_KEPT:
         merged["pv"] = pv[:MAX_PV_KEPT]
-    return merged
-
-
-def format_score(info: dict[str, object]) -> str | None:
-    """``"cp 35"``, ``"mate -3"`` or ``"winprob 0.62"`` from merged info fields."""
-    if info.get("score_mate") is not None:
-        return f"mate {info['score_mate']}"
-    if info.get("score_cp") is not None:
-        return f"cp {info['score_cp']}"
-    if info.get("score_winprob") is not None:
-        return f"winprob {info['score_winprob']:g}"
-    return None
+    if not merged:
+        return ReportedInfo()
+    score = Score.from_info(merged)
+    for key in _SCORE_FIELDS:
+        merged.pop(key, None)
+    return ReportedInfo(**merged, score=score)  # type: ignore[arg-type]  # the codec's types

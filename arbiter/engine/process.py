@@ -22,46 +22,37 @@ checker's probe, which reads them itself):
   are found by the engine's :data:`ENGINE_MARK` below the arbiter (a child
   subreaper) and killed and reaped at the shutdown, and the engine gets the
   parent-death signal, so it ends with an arbiter killed by SIGKILL (see
-  :class:`_Spawner`);
-* :class:`IOLog` is its I/O log (``--log DIR``).
+  :mod:`arbiter.engine.spawner`, which forks engines and finds what they leave behind);
+* :class:`~arbiter.engine.iolog.IOLog` is its I/O log (``--log DIR``).
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import ctypes
 import dataclasses
-import itertools
 import os
-import re
 import shlex
 import signal
 import subprocess
-import sys
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TextIO
 
 import trio
 
 from arbiter.engine.config import EngineConfig, EngineTimeouts
 from arbiter.engine.errors import EngineStartError
-from arbiter.procs import GONE, descendants, live_group_members, proc_table, with_environ
+from arbiter.engine.fdio import read_some
+from arbiter.engine.iolog import LOG_LINE_CHARS, IOLog, log_dir_problem, log_path
+from arbiter.engine.spawner import ENGINE_MARK, GROUP_GONE_WAIT, Spawner, end_escapees, new_mark
+from arbiter.procs import live_group_members
 from protocol.messages import Quit
 
-__all__ = ["EngineProcess", "IOLog", "log_dir_problem", "QUIT_LINE"]
+__all__ = ["EngineProcess", "QUIT_LINE"]
 
 #: What the shutdown writes first, unless told otherwise (:meth:`EngineProcess.aclose`).
 QUIT_LINE = (Quit().to_line() + "\n").encode()
 
 #: Bytes read from stderr at a time (one pipe's capacity).
 _STDERR_CHUNK = 1 << 16
-#: The longest entry of the I/O log, in characters: long enough for any
-#: honest line, short enough that a flooding engine cannot fill the disk fast.
-LOG_LINE_CHARS = 4096
-#: How long :meth:`EngineProcess.aclose` waits for the group's last members
-#: to be gone after SIGKILL (delivered asynchronously), in seconds.
-GROUP_GONE_WAIT = 1.0
 #: How long closing the engine's stdin may take in the shutdown, in seconds.
 STDIN_CLOSE_WAIT = 0.1
 #: How long :meth:`EngineProcess.aclose` waits, once the group is killed, for
@@ -78,144 +69,6 @@ STDERR_END_WAIT = 0.2
 STDERR_TAIL_LINES = 5
 #: The most characters of each of those lines quoted: a long line is cut.
 STDERR_TAIL_CHARS = 300
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-#: The environment variable that marks every process an engine starts (it is
-#: inherited), so that its descendants that left its process group can be
-#: found at its shutdown: ``<arbiter pid>.<engine number>``.
-ENGINE_MARK = "ARBITER_ENGINE"
-
-# prctl(2) options (linux/prctl.h)
-_PR_SET_PDEATHSIG = 1
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def _load_prctl() -> Callable[..., int] | None:
-    """libc's prctl (Linux), or None where there is none."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
-        return None
-    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    prctl.restype = ctypes.c_int
-    return prctl
-
-
-_PRCTL = _load_prctl()
-_ENGINE_NUMBERS = itertools.count(1)
-
-
-class _Spawner:
-    """Where engine processes are forked: one thread that lives as long as the
-    arbiter.  The parent-death signal fires when the *thread* that forked a
-    process exits, and trio's own worker threads exit when idle, which would
-    kill the engine; so the fork never happens in one of them.  The first use
-    also makes the arbiter a child subreaper, so that orphaned descendants of
-    an engine are reparented to it (and can be found and reaped) rather than
-    to init."""
-
-    _pool: concurrent.futures.ThreadPoolExecutor | None = None
-    #: pids of the engine processes not reaped yet (owned by their trio.Process)
-    own: set[int] = set()
-    #: forks under way, whose pid is not in :attr:`own` yet
-    in_flight = 0
-
-    @classmethod
-    def _executor(cls) -> concurrent.futures.ThreadPoolExecutor:
-        if cls._pool is None:
-            if _PRCTL is not None:
-                _PRCTL(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-            cls._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="engine-spawner")
-        return cls._pool
-
-    @classmethod
-    async def open(cls, argv: list[str], cwd: str | None, env: dict[str, str]) -> trio.Process:
-        """:func:`trio.lowlevel.open_process` with pipes for stdin, stdout and
-        stderr and its own session, forked by the spawner thread, with the
-        parent-death signal SIGKILL set in the child before exec."""
-        pipes = [os.pipe() for _ in range(3)]  # (read, write); close-on-exec until dup2'd
-        child_ends = [pipes[0][0], pipes[1][1], pipes[2][1]]
-        ours = [pipes[0][1], pipes[1][0], pipes[2][0]]
-        arbiter = os.getpid()
-        cls.in_flight += 1
-        try:
-            future = cls._executor().submit(
-                subprocess.Popen, argv, stdin=child_ends[0], stdout=child_ends[1],
-                stderr=child_ends[2], cwd=cwd, env=env,
-                start_new_session=True,  # its own process group: see EngineProcess.aclose
-                preexec_fn=(lambda: _die_with(arbiter)) if _PRCTL is not None else None)
-            popen = await trio.to_thread.run_sync(future.result)  # not cancellable: no leak
-            cls.own.add(popen.pid)
-        except BaseException:
-            for fd in ours:
-                os.close(fd)
-            raise
-        finally:
-            cls.in_flight -= 1
-            for fd in child_ends:
-                os.close(fd)
-        streams = [trio.lowlevel.FdStream(fd) for fd in ours]
-        # trio.Process has no public constructor for a Popen made elsewhere
-        return trio.Process._create(popen, *streams)
-
-
-def _die_with(arbiter: int) -> None:
-    """In the child, between fork and exec: SIGKILL when the spawner thread
-    (hence the arbiter) dies; if the arbiter died already (after the fork,
-    before the prctl), exit at once.  Kept tiny: it runs in a forked copy of a
-    threaded process."""
-    assert _PRCTL is not None
-    _PRCTL(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != arbiter:
-        os._exit(1)
-
-
-class IOLog:
-    """An engine's I/O log (``--log DIR``, ``specs/match.md`` §Engine processes):
-    every line both ways, stderr and arbiter events, each with the seconds
-    since the engine was started (monotonic).  ``>`` arbiter to engine, ``<``
-    engine to arbiter, ``!`` stderr, ``#`` what the arbiter did or saw.
-    Made by :meth:`EngineProcess.spawn`; whoever talks to the engine adds to it
-    with :meth:`write` (the transport does, and the conformance probe)."""
-
-    def __init__(self, path: str, start: float):
-        self.path = path
-        # line-buffered: a user tails the log of a hung engine while it hangs
-        self._file: TextIO = open(path, "a", encoding="utf-8", errors="replace", buffering=1)
-        self._start = start
-
-    def write(self, tag: str, text: str) -> None:
-        """One event: ``tag`` (``>``, ``<``, ``!`` or ``#``) and its text,
-        cut at :data:`LOG_LINE_CHARS`.  A no-op once the log is closed."""
-        if self._file.closed:
-            return
-        stamp = trio.current_time() - self._start
-        if len(text) > LOG_LINE_CHARS:
-            text = text[:LOG_LINE_CHARS] + f"... [{len(text) - LOG_LINE_CHARS} more characters]"
-        self._file.write(f"{stamp:12.6f} {tag} {text}\n")
-
-    def close(self) -> None:
-        self._file.close()
-
-
-def log_dir_problem(log_dir: str) -> str | None:
-    """Why engine I/O logs cannot go into ``log_dir`` (made if missing), or None."""
-    try:
-        os.makedirs(log_dir, exist_ok=True)
-    except OSError as exc:
-        return f"cannot create the directory ({exc.strerror})"
-    if not os.access(log_dir, os.W_OK | os.X_OK):
-        return "the directory is not writable"
-    return None
-
-
-def _log_path(log_dir: str, label: str, pid: int) -> str:
-    name = _UNSAFE.sub("_", label).strip("_") or "engine"
-    return os.path.join(log_dir, f"{name}-{pid}.log")
-
 
 class EngineProcess:
     """An engine's process and its process group.  :meth:`spawn` it in a
@@ -270,7 +123,7 @@ class EngineProcess:
             raise RuntimeError(f"engine {self.config.label!r} was already started")
         config = self.config
         argv = config.argv()
-        self._mark = f"{os.getpid()}.{next(_ENGINE_NUMBERS)}"
+        self._mark = new_mark()
         env = dict(os.environ, **config.env, **{ENGINE_MARK: self._mark})
         cwd = config.dir
         if cwd is not None and not await trio.Path(cwd).is_dir():
@@ -281,7 +134,7 @@ class EngineProcess:
                 raise EngineStartError(config.label, f"cannot write its I/O log into "
                                                      f"{self._log_dir!r}: {problem}")
         try:
-            self._process = process = await _Spawner.open(argv, cwd, env)
+            self._process = process = await Spawner.open(argv, cwd, env)
         except (OSError, subprocess.SubprocessError) as exc:
             raise EngineStartError(
                 config.label,
@@ -289,7 +142,7 @@ class EngineProcess:
         self.pid = process.pid
         self.started_at = trio.current_time()
         if self._log_dir is not None:
-            self.log_path = _log_path(self._log_dir, config.label, process.pid)
+            self.log_path = log_path(self._log_dir, config.label, process.pid)
             self.io_log = IOLog(self.log_path, self.started_at)
             self.io_log.write("#", f"started pid {process.pid}: {shlex.join(argv)}"
                               + (f" in {cwd}" if cwd else ""))
@@ -308,13 +161,11 @@ class EngineProcess:
         last few non-blank ones into the tail (:meth:`stderr_tail`)."""
         stream = self._started().stderr
         assert stream is not None
+        fd: int = stream.fileno()  # type: ignore[attr-defined]  # trio's pipe streams have it
         try:
             pending = b""
             while True:
-                try:
-                    data = await stream.receive_some(_STDERR_CHUNK)
-                except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-                    break
+                data = await read_some(fd, _STDERR_CHUNK)  # (b"" too once aclose closed the pipe)
                 if not data:
                     break
                 pending += data
@@ -483,49 +334,13 @@ class EngineProcess:
         process = self._started()
         self._signal_group(signal.SIGKILL)
         await process.wait()
-        _Spawner.own.discard(process.pid)
+        Spawner.own.discard(process.pid)
         with trio.move_on_after(GROUP_GONE_WAIT):
             while live_group_members(process.pid):  # noqa: ASYNC110 - /proc has no event to wait for
                 await trio.sleep(0.005)
-        await self._end_escapees()
+        await end_escapees(self._mark, self.io_log)
         if self.io_log is not None:
             self.io_log.write("#", f"ended: {_describe_status(process.returncode)}")
-
-    async def _end_escapees(self) -> None:
-        """SIGKILL the descendants of the engine that left its process group
-        (``setsid``), found below the arbiter (a subreaper: orphans come back
-        to it) by the engine's :data:`ENGINE_MARK`, and wait (briefly) until
-        each is gone, reaping those that are the arbiter's children, so that
-        no zombie remains either.  Linux only (``/proc``)."""
-        if _PRCTL is None or not self._mark:
-            return
-        entry = f"{ENGINE_MARK}={self._mark}".encode()
-        me = os.getpid()
-        table = proc_table()
-        _reap_orphans(table)
-        escapees = with_environ(entry, descendants(me, table))
-        if not escapees:
-            return
-        if self.io_log is not None:
-            self.io_log.write("#", f"SIGKILL to {len(escapees)} process(es) that left the group: "
-                                   + " ".join(map(str, escapees)))
-        for pid in escapees:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        left = set(escapees)
-        with trio.move_on_after(GROUP_GONE_WAIT):
-            while left:
-                table = proc_table()
-                for pid in list(left):
-                    state, ppid, _ = table.get(pid, ("X", 0, 0))
-                    if state in GONE and ppid == me:
-                        _reap(pid)
-                    if pid not in table or (state in GONE and ppid == me):
-                        left.discard(pid)
-                if left:
-                    await trio.sleep(0.005)
 
     def _signal_group(self, sig: int) -> None:
         try:
@@ -538,28 +353,6 @@ async def _close_quietly(stream: trio.abc.AsyncResource) -> None:
     try:
         await stream.aclose()
     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
-        pass
-
-
-def _reap_orphans(table: dict[int, tuple[str, int, int]]) -> None:
-    """Reap the dead children of the arbiter that are not its engines: orphans
-    of engines (reparented to it, a subreaper) that ended on their own.  The
-    arbiter starts no other processes; while a fork is under way its child
-    cannot be told from an orphan yet, so nothing is reaped then."""
-    if _Spawner.in_flight:
-        return
-    me = os.getpid()
-    for pid, (state, ppid, _) in table.items():
-        if ppid == me and state in GONE and pid not in _Spawner.own:
-            _reap(pid)
-
-
-def _reap(pid: int) -> None:
-    """Collect the exit of ``pid``, a dead child of the arbiter that no
-    :class:`trio.Process` owns (an engine's orphan)."""
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
         pass
 
 

@@ -17,12 +17,10 @@ connection is served whoever waits on the engine:
   waits on a plain TCP socket, receive() reads it itself by the same rules
   (its own duplicate descriptor, so that both can wait on the socket), and
   the reader leaves the read to it;
-- a **writer** hands what the engine is sent to the stream: :meth:`send`
-  never waits on the peer, and a peer that does not read is closed (over
-  :data:`~protocol.wire.MAX_SEND_BUFFER` queued, or a write stuck for
-  :data:`SEND_STALL_TIMEOUT`), so it holds neither the server's memory nor
-  the caller's time;
-- a **keeper** sends heartbeats and, while a game is on, clock syncs.
+- a **writer** (:class:`~arbiter.engine.socket_outbox.Outbox`): :meth:`send`
+  never waits on the peer, and a peer that does not read is closed;
+- a **keeper** (:class:`~arbiter.engine.socket_outbox.Keeper`) sends
+  heartbeats and, while a game is on, clock syncs.
 
 Clock fairness (``specs/wire.md`` §Clock fairness): the time a ``bestmove``
 is credited with (``Received.time``) is the server's measured time less the
@@ -35,50 +33,35 @@ sent); this module moves the bytes.
 Disconnects (``specs/wire.md`` §Disconnect and resume): when the stream drops
 without a ``close`` and :attr:`hold` says so (a game is on), the transport
 waits detached for :meth:`attach` (the same engine reconnecting) instead of
-ending the engine's stream; the clock goes on meanwhile.
+ending the engine's stream; the clock goes on meanwhile, and the fresh
+engine is restarted (:class:`~arbiter.engine.socket_resume.Restart`).
 """
 
 from __future__ import annotations
 
 import math
-import os
-from collections import deque
 from collections.abc import Awaitable, Callable
 
 import trio
 
-from arbiter.engine.process import IOLog
+from arbiter.engine.fdio import read_now
+from arbiter.engine.iolog import IOLog
 from arbiter.engine.remote_session import RemoteSession
-from arbiter.engine.streams import CLOSE_SEND_TIMEOUT, CLOSED_ERRORS, close_stream, write_now
-from arbiter.engine.transport import End, Received, TransportClosed
+from arbiter.engine.socket_inbox import MAX_INBOX_BYTES, FrameGate, Inbox
+from arbiter.engine.socket_outbox import SEND_STALL_TIMEOUT, Dropped, Keeper, Outbox
+from arbiter.engine.socket_resume import RESUME_HANDSHAKE_TIMEOUT, Restart
+from arbiter.engine.streams import CLOSE_SEND_TIMEOUT, CLOSED_ERRORS, SecondReader, close_stream, write_now
+from arbiter.engine.transport import End, Received, Transport, TransportClosed
 from protocol import wire
-from protocol.wire import NEED_DATA, FrameRate, WireConnection, WireError, WireState
+from protocol.wire import WireConnection, WireError, WireState
 
-__all__ = ["SocketTransport", "CLOSE_SEND_TIMEOUT", "close_stream", "write_now"]
-
-#: a write that has not gone through after this many seconds: the peer does
-#: not read (the same patience as for a peer that sends nothing)
-SEND_STALL_TIMEOUT = wire.IDLE_TIMEOUT
-#: bytes of engine lines the transport keeps that nobody has taken yet (an
-#: idle engine's unrequested output): a few of the largest lines; over it the
-#: peer floods and its stream ends
-MAX_INBOX_BYTES = 4 * wire.MAX_FRAME_BYTES
-#: how long a reconnected client has to restart its engine (``ugi`` to
-#: ``ugiok``, ``isready`` to ``readyok``) before the replayed ``go`` (seconds)
-RESUME_HANDSHAKE_TIMEOUT = wire.HANDSHAKE_TIMEOUT
+__all__ = ["SocketTransport", "CLOSE_SEND_TIMEOUT", "SEND_STALL_TIMEOUT", "RESUME_HANDSHAKE_TIMEOUT", "close_stream",
+           "write_now"]
 
 _ENDS = {"closed": End.CLOSED, "overlong": End.OVERLONG}
 
 
-class _Dropped(Exception):
-    """The stream dropped without a ``close`` (EOF, reset, silence): maybe resumable."""
-
-    def __init__(self, detail: str):
-        super().__init__(detail)
-        self.detail = detail
-
-
-class SocketTransport:
+class SocketTransport(Transport):
     """The engine lines of an open wire connection ``conn`` (server role,
     state ``OPEN``) over ``stream``.  One task at a time sends, one receives;
     :meth:`run` must be running (in the owner's nursery) for anything to move."""
@@ -91,35 +74,22 @@ class SocketTransport:
         self._conn = conn
         self._log = log
         self._detail: str | None = None  # why the stream ended, once it has
-        self._inbox: deque[Received] = deque()
-        self._inbox_bytes = 0
-        self._arrived: trio.Event | None = None  # receive() waits for a push (not on the socket)
-        self._outbox = bytearray()
-        self._in_flight = 0  # bytes taken by the writer, not yet written
-        self._write_scope: trio.CancelScope | None = None  # the write under way (shielded)
-        self._wake_writer = trio.Event()
-        self._closing = False  # the last frames are queued: the writer flushes, then all stop
+        self._inbox = Inbox()
+        self._outbox = Outbox()
         self._finished = trio.Event()  # run() is over
         self._attached = trio.Event()
         self._stream_over = trio.Event()  # the current stream is closed
-        self._rate = FrameRate()
-        self._held: wire.Frame | None = None  # read, waiting for the frame rate (until _held_until)
-        self._held_until = 0.0
-        self._direct_fd: int | None = None  # receive()'s own descriptor of a plain TCP socket
-        self._direct_waiting = False  # receive() waits on _direct_fd (woken by notify_closing)
+        self._gate = FrameGate()
+        self._direct: SecondReader | None = None  # receive()'s reads of a plain TCP socket
         self._reader_scope: trio.CancelScope | None = None  # the reader waits (to wake it)
-        self._handed: _Dropped | None = None  # a drop receive() found, for the reader to raise
+        self._handed: Dropped | None = None  # a drop receive() found, for the reader to raise
         now = trio.current_time()
-        self._last_received = self._last_sent = now
-        self._sync_seq = 0
-        self._sync_at: float | None = None  # when the outstanding sync went
-        self._game_on = False  # a go went since the last sync
+        self._last_received = now
+        self._keeper = Keeper(self._outbox, self._queue)
         #: the engine's session as the lines it was sent tell it (clock fairness, resume)
         self.session_state = RemoteSession()
         #: the engine's think time (ms) the client reported with its last bestmove
         self.think: int | None = None
-        #: the last round trip measured by sync (seconds), None before one
-        self.rtt: float | None = None
         #: says whether a drop should wait for a reconnect (None: never)
         self.hold: Callable[[], bool] | None = None
         #: the transport waits for a reconnect since this time (None: attached)
@@ -128,15 +98,9 @@ class SocketTransport:
         self.session = ""
 
     @property
-    def plays_p1(self) -> bool | None:
-        """Whether this engine plays p1 in its game (None: not known; set by
-        whoever seats it): a resumed search gives back the time away on its
-        own clock only."""
-        return self.session_state.plays_p1
-
-    @plays_p1.setter
-    def plays_p1(self, value: bool | None) -> None:
-        self.session_state.plays_p1 = value
+    def rtt(self) -> float | None:
+        """The last round trip measured by sync (seconds), None before one."""
+        return self._keeper.rtt
 
     @property
     def lag(self) -> list[tuple[int | None, int]]:
@@ -162,7 +126,7 @@ class SocketTransport:
                 self._log.write(">", line)
         now = trio.current_time()
         if self.session_state.sent(lines, now):
-            self._game_on = True
+            self._keeper.game_on = True
         if self.detached_since is not None:
             return  # kept by the session state if it matters; replayed by the resume
         try:
@@ -174,26 +138,24 @@ class SocketTransport:
 
     async def receive(self) -> Received:
         while not self._inbox:
-            fd = self._direct_fd
-            if fd is None or self._held is not None or self._handed is not None:
-                arrived = self._arrived = trio.Event()
-                try:
-                    await arrived.wait()
-                finally:  # (cancelled too: a push must not go to an event nobody waits on)
-                    if self._arrived is arrived:
-                        self._arrived = None
+            direct = self._direct
+            if direct is None or self._gate.held is not None or self._handed is not None:
+                await self._inbox.wait()  # (for a push: the reader task reads)
             else:
-                await self._receive_direct(fd)
-        return self._take()
+                await self._receive_direct(direct)
+        return self._inbox.take()
 
     def receive_nowait(self) -> Received | None:
-        return self._take() if self._inbox else None
+        return self._inbox.take() if self._inbox else None
 
     async def end_detail(self) -> str:
         return self._detail or "closed the connection"
 
     # -- the owner's side ---------------------------------------------------------------
 
+    # -- the seat (Transport) ------------------------------------------------------------
+
+    @property
     def lag_allowance(self) -> float:
         """The most the lag quota can take off the search in progress
         (seconds; 0 without a quota or a search): the match waits that much
@@ -201,8 +163,16 @@ class SocketTransport:
         return self.session_state.lag_allowance()
 
     @property
+    def last_lag(self) -> tuple[int | None, int] | None:
+        lag = self.session_state.lag
+        return lag[-1] if lag else None
+
+    @property
     def detached(self) -> bool:
         return self.detached_since is not None
+
+    def seat(self, plays_p1: bool) -> None:
+        self.session_state.plays_p1 = plays_p1
 
     def game_over(self, game: str, result: str, termination: str, detail: str) -> None:
         """Tell the client a game of its engine ended (``game_over``, information)."""
@@ -218,10 +188,9 @@ class SocketTransport:
             raise ValueError("the transport is not waiting for a reconnect")
         self._stream, self._conn = stream, conn
         self._stream_over = trio.Event()
-        self._rate = FrameRate()
-        self._held = None
-        self._last_received = self._last_sent = trio.current_time()
-        self._sync_at = None
+        self._gate = FrameGate()
+        self._last_received = self._outbox.last_sent = trio.current_time()
+        self._keeper.forget_sync()
         self._attached.set()
         return self._stream_over
 
@@ -235,7 +204,7 @@ class SocketTransport:
 
     def _queued_bytes(self) -> int:
         """Bytes held for the peer (queued and being written)."""
-        return len(self._outbox) + self._in_flight
+        return self._outbox.queued
 
     async def wait_finished(self) -> None:
         """Until :meth:`run` is over (the stream ended and is closed)."""
@@ -250,7 +219,7 @@ class SocketTransport:
             while self._detail is None:
                 try:
                     await self._serve(resumed)
-                except _Dropped as dropped:
+                except Dropped as dropped:
                     await close_stream(self._stream)
                     self._stream_over.set()
                     if not (self.hold is not None and self.hold()):
@@ -271,17 +240,17 @@ class SocketTransport:
     # -- tasks ---------------------------------------------------------------------------
 
     async def _serve(self, resumed: bool) -> None:
-        """The three tasks on the current stream; :class:`_Dropped` if it
+        """The three tasks on the current stream; :class:`Dropped` if it
         dropped, a return once the transport ended."""
-        dropped: list[_Dropped] = []
+        dropped: list[Dropped] = []
         self._handed = None
         if type(self._stream) is trio.SocketStream:
-            self._direct_fd = os.dup(self._stream.socket.fileno())
+            self._direct = SecondReader(self._stream.socket.fileno())
 
         async def guard(task: Callable[[], Awaitable[None]], last: bool) -> None:
             try:
                 await task()
-            except _Dropped as exc:
+            except Dropped as exc:
                 dropped.append(exc)
                 nursery.cancel_scope.cancel()
             finally:
@@ -293,11 +262,11 @@ class SocketTransport:
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
-                if self._closing:  # ended while detached or before run
+                if self._outbox.closing:  # ended while detached or before run
                     nursery.cancel_scope.deadline = trio.current_time() + CLOSE_SEND_TIMEOUT
                 nursery.start_soon(guard, self._read_loop, False)
                 nursery.start_soon(guard, self._write_loop, True)
-                nursery.start_soon(self._keep)
+                nursery.start_soon(self._keeper.run, lambda: self._detail is not None)
                 if resumed:
                     nursery.start_soon(self._resume)
         finally:
@@ -307,7 +276,7 @@ class SocketTransport:
             raise dropped[0]
 
     async def _read_loop(self) -> None:
-        """Read and take frames until the stream is over (:class:`_Dropped`
+        """Read and take frames until the stream is over (:class:`Dropped`
         if it dropped).  While :meth:`receive` waits on the socket itself,
         this task still waits on it (the frames a receive() did not ask for,
         silence) but leaves the read to receive(), woken in the same pass."""
@@ -345,48 +314,37 @@ class SocketTransport:
                 while True:
                     try:
                         await trio.lowlevel.wait_readable(fd)
-                        if self._direct_waiting:
-                            continue  # receive() waits on the socket too: it reads in this pass
-                        return os.read(fd, wire.READ_CHUNK)
-                    except BlockingIOError:
-                        continue
-                    except (trio.ClosedResourceError, OSError):
+                    except trio.ClosedResourceError:
                         return b""
+                    if self._direct is not None and self._direct.waiting:
+                        continue  # receive() waits on the socket too: it reads in this pass
+                    data = read_now(fd, wire.READ_CHUNK)
+                    if data is not None:
+                        return data
             if trio.current_time() >= self._last_received + wire.IDLE_TIMEOUT:
                 return None  # (else receive() read meanwhile: the silence counts from then)
 
-    async def _receive_direct(self, fd: int) -> None:
+    async def _receive_direct(self, direct: SecondReader) -> None:
         """Kept for speed (``bench/README.md`` §The match server): the
         receiver reads the socket in its own step, as ``PipeTransport``
         reads its pipe, so that a frame reaches the conversation without a
         task hop, and without a cancel scope of its own: the reader's timer
         knows silence, and another task that pushes a line (an end, a frame
-        held for the rate) wakes this wait with ``notify_closing`` on
-        receive()'s own descriptor.  Returns when the inbox may have
+        held for the rate) wakes this wait (:meth:`SecondReader.wake`).  Returns when the inbox may have
         something (or the reader must take over: a drop, a frame held for
         the rate)."""
-        self._direct_waiting = True
-        try:
-            await trio.lowlevel.wait_readable(fd)
-        except trio.ClosedResourceError:  # woken by a push, or the descriptor closed (the reader's)
+        data = await direct.read(wire.READ_CHUNK)  # (b"": the end, a reset too)
+        if data is None:  # woken by a push, closed, or the reader took it first
             return
-        finally:
-            self._direct_waiting = False
-        try:
-            data = os.read(fd, wire.READ_CHUNK)
-        except BlockingIOError:  # the reader took it first
-            return
-        except OSError:  # reset: the end of the stream
-            data = b""
         try:
             self._take_data(data)
-        except _Dropped as dropped:
+        except Dropped as dropped:
             self._hand(dropped)
             return
         if self._consume(self._last_received):
             self._hand(None)  # the reader waits for the rate, then takes the held frame
 
-    def _hand(self, dropped: _Dropped | None) -> None:
+    def _hand(self, dropped: Dropped | None) -> None:
         """Wake the reader for what :meth:`receive` found (``dropped``: it raises it)."""
         self._handed = dropped
         if self._reader_scope is not None:
@@ -394,11 +352,11 @@ class SocketTransport:
 
     def _take_data(self, data: bytes | bytearray | None) -> None:
         """Bytes read (None: silence past the idle timeout) into the
-        connection; :class:`_Dropped` if the stream dropped."""
+        connection; :class:`Dropped` if the stream dropped."""
         if data is None:
-            raise _Dropped(f"was silent for {wire.IDLE_TIMEOUT:g} s")
+            raise Dropped(f"was silent for {wire.IDLE_TIMEOUT:g} s")
         if not data and self._conn.state is WireState.OPEN:
-            raise _Dropped("dropped the connection without a close")
+            raise Dropped("dropped the connection without a close")
         self._last_received = trio.current_time()  # (the frames' arrival: _consume's now)
         try:
             self._conn.receive_data(data)
@@ -411,24 +369,14 @@ class SocketTransport:
         stamped ``now`` (when their bytes were read, or a held frame was let
         through); the seconds to wait before the next one (0: none left, or
         the stream is over)."""
-        conn = self._conn
+        conn, gate = self._conn, self._gate
         try:
             while self._detail is None:
-                frame = self._held
+                frame = gate.next(conn, now)
                 if frame is None:
-                    event = conn.next_event()
-                    if event is NEED_DATA:
-                        return 0.0
-                    frame = event
-                    wait = self._rate.wait(now)
-                    if wait:
-                        self._held, self._held_until = frame, now + wait
-                        return wait
-                else:
-                    left = self._held_until - now
-                    if left > 0:
-                        return left
-                    self._held = None
+                    return 0.0
+                if isinstance(frame, float):
+                    return frame
                 self._frame(frame, now)
         except WireError as exc:
             self._end(f"broke the wire ({exc.reason})", close=wire.BROKEN.text(exc.reason))
@@ -436,19 +384,16 @@ class SocketTransport:
 
     def _close_direct(self) -> None:
         """receive()'s descriptor closed (a waiting receive() wakes and waits for the reader)."""
-        fd, self._direct_fd = self._direct_fd, None
-        if fd is not None:
-            trio.lowlevel.notify_closing(fd)
-            os.close(fd)
+        direct, self._direct = self._direct, None
+        if direct is not None:
+            direct.close()
 
     def _frame(self, frame: wire.Frame, now: float) -> bool:
         """Take one frame from the client, which arrived at ``now``; False once the stream is over."""
         if type(frame) is wire.Lines:
             self._arrive(frame, now)
         elif isinstance(frame, wire.Sync):
-            if self._sync_at is not None:
-                self.rtt = now - self._sync_at
-            self._sync_at = None
+            self._keeper.answered(now)
         elif isinstance(frame, wire.Eof):
             self._end(frame.detail or "closed its output", end=_ENDS[frame.reason])
             return False
@@ -458,78 +403,15 @@ class SocketTransport:
         return True  # a heartbeat: a sign of life, nothing more
 
     async def _write_loop(self) -> None:
-        while True:
-            while not self._outbox:
-                if self._closing:
-                    return
-                await self._wake_writer.wait()
-                self._wake_writer = trio.Event()
-            await trio.lowlevel.checkpoint_if_cancelled()
-            data = bytes(self._outbox)
-            self._outbox.clear()
-            self._in_flight = len(data)
-            timeout = CLOSE_SEND_TIMEOUT if self._closing else SEND_STALL_TIMEOUT
-            # A write once begun is not cut by a cancellation from outside (a
-            # server stopping): a cut write breaks a TLS stream and leaves half
-            # a frame on a plain one, so the ``close`` frame could not follow.
-            # When the other tasks end, :meth:`_cut_write` gives it at most
-            # CLOSE_SEND_TIMEOUT more: a peer that does not read holds nothing.
-            scope = self._write_scope = trio.CancelScope(shield=True, deadline=trio.current_time() + timeout)
-            try:
-                with scope:
-                    try:
-                        await self._stream.send_all(data)
-                    except CLOSED_ERRORS:
-                        if self._closing:
-                            return
-                        raise _Dropped("dropped the connection without a close") from None
-            finally:
-                self._write_scope = None
-            self._in_flight = 0
-            if scope.cancelled_caught:
-                if not self._closing:
-                    self._end(f"did not read for {SEND_STALL_TIMEOUT:g} s")
-                return
-            self._last_sent = trio.current_time()
-
-    async def _keep(self) -> None:
-        """Heartbeats after :data:`~protocol.wire.HEARTBEAT_INTERVAL` without
-        a frame sent; a sync every :data:`~protocol.wire.SYNC_INTERVAL` while
-        a game is on."""
-        next_sync = trio.current_time() + wire.SYNC_INTERVAL
-        while self._detail is None:
-            await trio.sleep_until(min(self._last_sent + wire.HEARTBEAT_INTERVAL, next_sync))
-            now = trio.current_time()
-            if now >= next_sync:
-                next_sync = now + wire.SYNC_INTERVAL
-                if self._game_on and self._sync_at is None:
-                    self._game_on = False
-                    self._sync_seq += 1
-                    self._sync_at = now
-                    self._queue(wire.Sync(self._sync_seq))
-            if now >= self._last_sent + wire.HEARTBEAT_INTERVAL:
-                if not self._outbox and not self._in_flight:  # else the writer is sending
-                    self._queue(wire.Heartbeat())
-                self._last_sent = now  # (no spin while a write is stuck)
+        if await self._outbox.write_loop(self._stream):
+            self._end(f"did not read for {SEND_STALL_TIMEOUT:g} s")
 
     def _cut_write(self) -> None:
-        """The write under way, if any, ends within :data:`CLOSE_SEND_TIMEOUT`."""
-        scope = self._write_scope
-        if scope is not None:
-            scope.deadline = min(scope.deadline, trio.current_time() + CLOSE_SEND_TIMEOUT)
+        self._outbox.cut()
 
     async def _flush(self) -> None:
-        """What is queued (the last ``close``), written within
-        :data:`CLOSE_SEND_TIMEOUT` when the tasks were cancelled before they could."""
-        if not self._outbox or self._in_flight or self.detached_since is not None:
-            return
-        data = bytes(self._outbox)
-        self._outbox.clear()
-        with trio.move_on_after(CLOSE_SEND_TIMEOUT):
-            try:
-                await self._stream.send_all(data)
-            except CLOSED_ERRORS:
-                pass
+        if self.detached_since is None:
+            await self._outbox.flush(self._stream)
 
     # -- disconnect and resume ------------------------------------------------------------
 
@@ -537,62 +419,32 @@ class SocketTransport:
         self.detached_since = trio.current_time()
         self.note(f"detached: {detail}")
         self._outbox.clear()
-        self._in_flight = 0
         self._attached = trio.Event()
         await self._attached.wait()
         self.detached_since = None
         self.note("attached again")
 
     async def _resume(self) -> None:
-        """A reconnected client restarts its engine: ``resume``, then ``ugi``
-        answered, the options set and ``uginewgame`` told again, ``isready``
-        answered (these lines are the transport's, not the conversation's);
-        then the conversation's ``isready`` if it waits for a ``readyok``
-        (a drop at a game's start), and the search in progress replayed."""
-        state = self.session_state
-        self._resuming = True
+        """The fresh engine behind a reconnect restarted (:class:`Restart`),
+        or the connection ends."""
+        restart = self._restart = Restart(self.session_state, self.session, self._queue)
         try:
-            self._queue(wire.Resume(f"{self.session}-{state.games}"[:wire.MAX_ID_CHARS],
-                                    state.moves))
-            with trio.move_on_after(RESUME_HANDSHAKE_TIMEOUT) as scope:
-                await self._exchange("ugi", "ugiok")
-                setup = state.setup_lines()
-                if setup:
-                    self._queue(*wire.lines_frames(setup))
-                await self._exchange("isready", "readyok")
-            if scope.cancelled_caught:
-                self._end(f"did not restart its engine within {RESUME_HANDSHAKE_TIMEOUT:g} s "
-                          "of its reconnect",
-                          close=wire.FAULT.text("no ugiok/readyok after the resume"))
-                return
+            restarted = await restart.run()
         finally:
-            self._resuming = False
-        if state.ready_asked:  # the conversation's isready (a game's start): its readyok is the engine's
-            self._queue(wire.Lines(["isready"]))
-        search = state.replayed_search(trio.current_time())
-        if search:
-            self._queue(*wire.lines_frames(search))
-
-    async def _exchange(self, ask: str, answer: str) -> None:
-        self._resume_lines: list[str] = []
-        self._resume_event = trio.Event()
-        self._queue(wire.Lines([ask]))
-        while answer not in self._resume_lines:
-            await self._resume_event.wait()
-            self._resume_event = trio.Event()
+            self._restart = None
+        if not restarted:
+            self._end(f"did not restart its engine within {RESUME_HANDSHAKE_TIMEOUT:g} s "
+                      "of its reconnect", close=wire.FAULT.text("no ugiok/readyok after the resume"))
 
     # -- inside ----------------------------------------------------------------------------
 
-    _resuming = False
+    _restart: Restart | None = None  # a reconnected client's engine restarts
     _scope: trio.CancelScope | None = None
-    _resume_lines: list[str]
-    _resume_event: trio.Event
 
     def _arrive(self, frame: wire.Lines, now: float) -> None:
         lines = frame.lines
-        if self._resuming:
-            self._resume_lines += lines
-            self._resume_event.set()
+        if self._restart is not None:
+            self._restart.heard(lines)
             return
         credited = now
         state = self.session_state
@@ -600,30 +452,20 @@ class SocketTransport:
         if frame.think is not None:
             self.think = frame.think
         if state.ends_search(lines):
-            credited = state.credit(now, frame.think, self.rtt)
-        size = sum(map(len, lines))
-        if self._inbox_bytes + size > MAX_INBOX_BYTES:
+            credited = state.credit(now, frame.think, self._keeper.rtt)
+        if not self._inbox.fits(lines):
             self._end(f"sent over {MAX_INBOX_BYTES} bytes of lines nobody asked for",
                       close=wire.FAULT.text("too many unrequested lines"))
             return
-        self._inbox_bytes += size
         self._push((lines, credited, None))
 
     def _push(self, received: Received) -> None:
         if self._log is not None:
             for line in received[0]:
                 self._log.write("<", line)
-        self._inbox.append(received)
-        if self._arrived is not None:
-            self._arrived.set()
-            self._arrived = None
-        if self._direct_waiting and self._direct_fd is not None:  # receive() waits on the socket
-            trio.lowlevel.notify_closing(self._direct_fd)  # (a wake-up: the descriptor stays open)
-
-    def _take(self) -> Received:
-        received = self._inbox.popleft()
-        self._inbox_bytes -= sum(map(len, received[0]))
-        return received
+        self._inbox.put(received)
+        if self._direct is not None:  # receive() may wait on the socket
+            self._direct.wake()
 
     def _queue(self, *frames: wire.Frame) -> None:
         self._queue_at(frames, trio.current_time())
@@ -631,29 +473,13 @@ class SocketTransport:
     def _queue_at(self, frames: tuple[wire.Frame, ...] | list[wire.Lines], now: float) -> None:
         """Frames for the writer; over :data:`~protocol.wire.MAX_SEND_BUFFER`
         held for the peer, its connection ends (``did not read``)."""
-        if self._detail is not None and not self._closing:
+        if self._detail is not None and not self._outbox.closing:
             return
         send = self._conn.send
         data = send(frames[0]) if len(frames) == 1 else b"".join([send(frame) for frame in frames])
-        if len(self._outbox) + self._in_flight + len(data) > wire.MAX_SEND_BUFFER:
-            self._outbox.clear()
+        if not self._outbox.put(data, now, self._stream, None if self._direct is None else self._direct.fd,
+                                detached=self.detached_since is not None):
             self._end(f"did not read: over {wire.MAX_SEND_BUFFER} bytes queued for it")
-            return
-        if not self._outbox and not self._in_flight and self.detached_since is None:
-            fd = self._direct_fd  # our own descriptor of a plain TCP socket, while it is served
-            if fd is None:
-                sent = write_now(self._stream, data)
-            else:
-                try:
-                    sent = os.write(fd, data)
-                except OSError:  # full, or broken: the writer task deals with it
-                    sent = 0
-            if sent == len(data):
-                self._last_sent = now
-                return
-            data = data[sent:]
-        self._outbox += data
-        self._wake_writer.set()
 
     def _end(self, detail: str, *, end: End = End.CLOSED, close: str | None = None) -> None:
         """The engine's stream is over for ``detail``: its end is given to
@@ -663,10 +489,9 @@ class SocketTransport:
             return
         self._detail = detail
         self._push(([], trio.current_time(), end))
-        self._closing = True
+        self._outbox.close()
         if close is not None and self._conn.state is not WireState.CLOSED and self.detached_since is None:
             self._queue(wire.Close(close[:wire.MAX_TEXT_CHARS]))
-        self._wake_writer.set()
         self._attached.set()  # a detached transport waits no more
         if self._scope is not None:  # the last frames get a bounded time, a stuck write none more
             self._scope.deadline = min(self._scope.deadline,

@@ -8,7 +8,9 @@ import os
 
 import trio
 
-__all__ = ["CLOSE_SEND_TIMEOUT", "CLOSED_ERRORS", "close_stream", "write_now"]
+from arbiter.engine import fdio
+
+__all__ = ["CLOSE_SEND_TIMEOUT", "CLOSED_ERRORS", "SecondReader", "close_stream", "write_now"]
 
 #: how long a closing transport waits to hand its last frames (``close``) to
 #: the stream (seconds): the reason is a courtesy; a peer that does not read
@@ -29,8 +31,8 @@ def write_now(stream: trio.abc.Stream, data: bytes) -> int:
     if type(stream) is not trio.SocketStream:
         return 0
     try:
-        return os.write(stream.socket.fileno(), data)
-    except OSError:  # BlockingIOError (full) or a broken connection
+        return fdio.write_now(stream.socket.fileno(), data)
+    except OSError:  # a broken connection
         return 0
 
 
@@ -50,3 +52,41 @@ async def close_stream(stream: trio.abc.Stream) -> None:
                 pass
         if scope.cancelled_caught:
             await trio.aclose_forcefully(stream)
+
+
+class SecondReader:
+    """Kept for speed (``bench/README.md`` §The match server): a plain TCP
+    socket read by a second task in its own step (the receiver of a
+    connection whose reader task waits on the socket too), so that a frame
+    reaches it without a task hop.  It waits on its own duplicate descriptor
+    (trio lets one task wait per descriptor), which another task wakes with
+    :meth:`wake` when it hands the receiver what it waits for."""
+
+    def __init__(self, socket_fd: int):
+        #: the duplicate descriptor (also writable: the same socket)
+        self.fd = os.dup(socket_fd)
+        #: a task waits in :meth:`read`
+        self.waiting = False
+
+    async def read(self, max_bytes: int) -> bytes | None:
+        """The next bytes once the socket is readable (``b""``: the end, a
+        reset too); None when woken (:meth:`wake`), closed, or when the
+        other task read the bytes first."""
+        self.waiting = True
+        try:
+            await trio.lowlevel.wait_readable(self.fd)
+        except trio.ClosedResourceError:  # woken, or closed
+            return None
+        finally:
+            self.waiting = False
+        return fdio.read_now(self.fd, max_bytes)
+
+    def wake(self) -> None:
+        """Wake a task waiting in :meth:`read` (the descriptor stays open)."""
+        if self.waiting:
+            trio.lowlevel.notify_closing(self.fd)
+
+    def close(self) -> None:
+        """Close the descriptor (a task waiting in :meth:`read` wakes)."""
+        trio.lowlevel.notify_closing(self.fd)
+        os.close(self.fd)

@@ -24,6 +24,7 @@ from .base import (
     MoveSequenceError,
     Outcome,
     Position,
+    Result,
     Termination,
     perft,
     perft_divide,
@@ -54,7 +55,7 @@ def all_games() -> list[Game]:
 
 
 __all__ = [
-    "BLACK_WINS", "COLORS", "DRAW", "RESULTS", "SIDE_LETTERS", "WHITE_WINS", "Color", "Game",
+    "BLACK_WINS", "COLORS", "DRAW", "RESULTS", "Result", "SIDE_LETTERS", "WHITE_WINS", "Color", "Game",
     "GameError",
     "IllegalMoveError", "InvalidFenError", "MoveSequenceError", "Outcome", "Position",
     "Termination", "perft", "perft_divide", "play_moves", "result_for", "split_moves",

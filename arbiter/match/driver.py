@@ -31,11 +31,23 @@ from arbiter.engine import (
     EngineTimeouts,
     open_engine,
 )
+from arbiter.engine.transport import Transport
 from arbiter.games import Color, Game, Position, get_game, result_for
 from arbiter.record import GameRecord, Ply
 
 from .adjudication import Adjudication
-from .state import DEADLINE_PASSED, Action, Answer, BestMove, Faulted, GameOver, Go, MatchState, Stop
+from .state import (
+    DEADLINE_PASSED,
+    Action,
+    Answer,
+    BestMove,
+    Disconnected,
+    Faulted,
+    GameOver,
+    Go,
+    MatchState,
+    Stop,
+)
 
 __all__ = ["DEFAULT_TC", "DEADLINE_SLACK", "Player", "play_game", "play_engines"]
 
@@ -85,11 +97,14 @@ class _Driver:
         self._scope: trio.CancelScope | None = None
         #: when the search in progress started (the end of its go write)
         self._started = 0.0
-        #: per colour, how much longer a search may be waited for: a remote
-        #: engine's lag allowance (its transport's ``lag_allowance``), None
-        #: for a local engine (specs/wire.md §Clock fairness)
-        self._lag = {color: getattr(getattr(p.engine, "transport", None), "lag_allowance", None)
-                     for color, p in players.items()}
+        #: per colour, the engine's transport when it compensates lag (its
+        #: ``lag_allowance`` is not None: a remote engine, whose search is
+        #: waited for longer and whose plies carry lag figures), None for a
+        #: local engine (specs/wire.md §Clock fairness)
+        self._remote = {color: p.engine.transport if p.engine.transport.lag_allowance is not None else None
+                        for color, p in players.items()}
+        #: the remote transport of the side searching or being stopped (None: local)
+        self._mover_remote: Transport | None = None
 
     def interrupt(self, engine: Engine) -> None:
         """:attr:`Engine.on_fault`: an engine faulted, stop waiting at once."""
@@ -150,14 +165,14 @@ class _Driver:
                 engine = self.players[go.color].engine
                 self._started = before = now
                 due = before + go.seconds
-                lag = self._lag[go.color]
-                if deadline < due or (lag is None and deadline > due + DEADLINE_SLACK):
+                remote = self._mover_remote = self._remote[go.color]
+                if deadline < due or (remote is None and deadline > due + DEADLINE_SLACK):
                     scope.deadline = deadline = due + DEADLINE_SLACK
                 reply: Answer | None = None
                 try:
                     self._started = await engine.go(go.position, go.limits, go.mover_is_p1)
-                    if lag is not None:  # the allowance is read once the go went
-                        due = self._started + go.seconds + lag()
+                    if remote is not None:  # the allowance is read once the go went
+                        due = self._started + go.seconds + _allowance(remote)
                         if not due <= deadline <= due + DEADLINE_SLACK:
                             scope.deadline = deadline = due + DEADLINE_SLACK
                     self._record()  # the previous ply, while this engine thinks
@@ -170,8 +185,9 @@ class _Driver:
             return action  # (a Go after the break above: played under a new scope)
         reply = None
         if self._started > before:  # the write was done: the search's own deadline counts from its end
-            lag = self._lag[go.color]
-            reply = await self._wait_until(engine, self._started + go.seconds + (lag() if lag else 0.0))
+            remote = self._remote[go.color]
+            reply = await self._wait_until(
+                engine, self._started + go.seconds + (0.0 if remote is None else _allowance(remote)))
         return self._settle(reply)
 
     async def _wait_until(self, engine: Engine, deadline: float) -> Answer | None:
@@ -192,6 +208,7 @@ class _Driver:
     async def _stop(self, stop: Stop) -> Action:
         """``stop`` the search, wait the grace for its bestmove."""
         engine = self.players[stop.color].engine
+        self._mover_remote = self._remote[stop.color]
         reply: Answer | None = None
         with trio.move_on_after(stop.seconds) as scope:
             self._scope = scope
@@ -205,18 +222,35 @@ class _Driver:
 
     def _settle(self, reply: Answer | None) -> Action:
         """Tell the state how the wait ended.  The faults known now were read
-        with the reply or before it: they go first (and void it)."""
+        with the reply or before it: they go first (and void it).  A remote
+        mover's reply comes with its lag figures; a remote mover still
+        detached when its deadline passed is reported as :class:`Disconnected`
+        (the state decides what that ending is)."""
         white, black = self._white.fault, self._black.fault
         if white is not None or black is not None:
             return self.state.receive(Faulted(white, black))
+        remote = self._mover_remote
         if reply is None:  # neither a reply nor a fault: the deadline passed
+            if remote is not None and remote.detached:
+                return self.state.receive(Disconnected(self._mover_name()))
             return self.state.receive(DEADLINE_PASSED)
-        return self.state.receive(BestMove(reply, self._started))
+        return self.state.receive(BestMove(reply, self._started, None if remote is None else remote.last_lag))
+
+    def _mover_name(self) -> str:
+        mover = self.state.mover
+        assert mover is not None  # a wait ended: somebody searched
+        return self.players[mover].engine.name
 
     def _record(self) -> None:
         made = self.state.record_ply()
         if made is not None and self.on_move is not None:
             self.on_move(*made)
+
+
+def _allowance(remote: Transport) -> float:
+    """A remote transport's lag allowance (never None: see ``_Driver._remote``)."""
+    allowance = remote.lag_allowance
+    return 0.0 if allowance is None else allowance
 
 
 def _clock(engine: Engine, default_tc: TimeControl, timemargin_ms: int, stall_ms: int) -> Clock:
@@ -291,6 +325,8 @@ async def play_game(
     state = MatchState(game, {color: p.clock for color, p in players.items()}, fen=fen, opening=opening,
                        maxplies=maxplies, adjudication=adjudication,
                        stop_grace={color: p.engine.timeouts.stop for color, p in players.items()})
+    white.transport.seat(game.first is Color.WHITE)  # (a resumed search's clock: specs/wire.md)
+    black.transport.seat(game.first is Color.BLACK)
     await _new_game(game.name, white, black)
     start_time = _utc_now()
     driver = _Driver(state, players, on_move)

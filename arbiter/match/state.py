@@ -14,6 +14,8 @@ search started)                           (illegal, malformed, over its time, th
 :class:`DeadlinePassed` after a Go        :class:`GameOver` (time forfeit) with a clock
                                           or movetime; :class:`Stop` without one
 :class:`DeadlinePassed` after a Stop      :class:`GameOver` (stall)
+:class:`Disconnected` (the deadline        as DeadlinePassed, the ending ``disconnect``
+passed, the mover's engine away)           in place of a time forfeit
 :class:`Faulted` (either engine, any      :class:`GameOver`: the first fault in time
 time)                                     loses
 ========================================  ==========================================
@@ -41,14 +43,14 @@ from typing import ClassVar, Protocol
 
 from arbiter.clock import Clock
 from arbiter.games import Color, Game, IllegalMoveError, Outcome, Position
-from arbiter.record import Ending, MatchTermination, Ply, Score
+from arbiter.record import Ending, MatchTermination, Ply, ReportedInfo
 from protocol.search import PositionLine, SearchLimits
 
 from .adjudication import Adjudication, Adjudicator, Verdict
 
 __all__ = [
     "MatchState", "MatchStateError", "Phase", "Go", "Stop", "GameOver", "Action",
-    "BestMove", "Faulted", "DeadlinePassed", "DEADLINE_PASSED", "Event", "Answer", "FaultReport",
+    "BestMove", "Faulted", "DeadlinePassed", "DEADLINE_PASSED", "Disconnected", "Event", "Answer", "FaultReport",
     "CanonicalSpellings",
 ]
 
@@ -66,7 +68,7 @@ class Answer(Protocol):
     @property
     def time(self) -> float: ...
     @property
-    def info(self) -> Mapping[str, object]: ...
+    def info(self) -> ReportedInfo: ...
 
 
 class FaultReport(Protocol):
@@ -92,10 +94,14 @@ class FaultReport(Protocol):
 @dataclass(slots=True)
 class BestMove:
     """The mover's ``bestmove``: ``reply``, for the search whose ``go`` write
-    finished at ``started`` (its measured time is ``reply.time - started``)."""
+    finished at ``started`` (its measured time is ``reply.time - started``);
+    ``lag``, for a remote engine, the round trip and lag compensation (ms)
+    of this reply, kept in its ply's record (``reply.time`` is credited
+    already: specs/wire.md §Clock fairness)."""
 
     reply: Answer
     started: float
+    lag: tuple[int | None, int] | None = None
 
 
 @dataclass(slots=True)
@@ -115,7 +121,19 @@ class DeadlinePassed:
 #: The one DeadlinePassed (it has no fields).
 DEADLINE_PASSED = DeadlinePassed()
 
-Event = BestMove | Faulted | DeadlinePassed
+
+@dataclass(slots=True)
+class Disconnected:
+    """The wait the last action asked for is over, as :class:`DeadlinePassed`,
+    and the mover's engine, ``name``, is disconnected: its remote connection
+    dropped and it has not come back (``specs/wire.md`` §Disconnect and
+    resume).  Its clock ran on meanwhile, so the answer is DeadlinePassed's
+    with the ending ``disconnect`` in place of ``time-forfeit``."""
+
+    name: str
+
+
+Event = BestMove | Faulted | DeadlinePassed | Disconnected
 
 
 # --- what the state asks for -------------------------------------------------------------
@@ -228,7 +246,7 @@ class _Side:
 
     def __init__(self, color: Color, clock: Clock, stop_grace: float):
         self.color = color
-        self.name = color.value  # what the record of a ply says (Ply.color)
+        self.name = color  # what the record of a ply says (Ply.color)
         self.clock = clock
         self.stop_grace = stop_grace
         self.other: _Side = self
@@ -273,8 +291,10 @@ class MatchState:
         self._line = PositionLine(fen, tuple(opening))
         self._moves: list[Ply] = []
         #: the last accepted ply, not recorded yet: (move, its side, measured
-        #: ms, clock ms after it, reply, position after it); see record_ply
-        self._unrecorded: tuple[str, _Side, float, int | None, Answer, Position] | None = None
+        #: ms, clock ms after it, reply, position after it, its lag figures);
+        #: see record_ply
+        self._unrecorded: tuple[str, _Side, float, int | None, Answer, Position,
+                                tuple[int | None, int] | None] | None = None
         #: the score rules' bookkeeping (None: no score rule), and its verdict on the last ply
         self._adjudicator = Adjudicator(adjudication) if adjudication else None
         self._verdict: Verdict | None = None
@@ -300,6 +320,11 @@ class MatchState:
         elif type(event) is DeadlinePassed:
             if phase is Phase.SEARCHING:
                 return self._search_overtime()
+            if phase is Phase.STOPPING:
+                return self._stall()
+        elif type(event) is Disconnected:
+            if phase is Phase.SEARCHING:
+                return self._search_overtime(event.name)
             if phase is Phase.STOPPING:
                 return self._stall()
         raise self._error(f"{type(event).__name__} in phase {phase.value}")
@@ -328,16 +353,15 @@ class MatchState:
         if pending is None:
             return None
         self._unrecorded = None
-        move, side, elapsed_ms, clock_ms, reply, after = pending
+        move, side, elapsed_ms, clock_ms, reply, after, lag = pending
         info = reply.info
         if info:
-            ply = Ply(move, side.name, round(elapsed_ms), clock_ms,
-                      engine_time_ms=info.get("time"),  # type: ignore[arg-type]  # the codec's int
-                      score=Score.from_info(info), depth=info.get("depth"),  # type: ignore[arg-type]
-                      nodes=info.get("nodes"),  # type: ignore[arg-type]  # the codec's int
-                      pv=list(info.get("pv", ())))  # type: ignore[call-overload]  # the codec's tuple
+            ply = Ply(move, side.name, round(elapsed_ms), clock_ms, engine_time_ms=info.time,
+                      score=info.score, depth=info.depth, nodes=info.nodes, pv=list(info.pv))
         else:
             ply = Ply(move, side.name, round(elapsed_ms), clock_ms)
+        if lag is not None:
+            ply.rtt_ms, ply.comp_ms = lag
         self._moves.append(ply)
         return ply, after
 
@@ -405,17 +429,23 @@ class MatchState:
         self.position = after
         self.plies += 1
         self._mover = None
-        self._unrecorded = (move, side, elapsed_ms, clock.clock_ms(), reply, after)
+        self._unrecorded = (move, side, elapsed_ms, clock.clock_ms(), reply, after, event.lag)
         if self._adjudicator is not None:  # the score is read now (the lazy info's seam is kept when off)
-            self._verdict = self._adjudicator.ply(color, Score.from_info(reply.info), self.plies)
+            self._verdict = self._adjudicator.ply(color, reply.info.score, self.plies)
         return self._next()
 
-    def _search_overtime(self) -> Action:
+    def _search_overtime(self, disconnected: str | None = None) -> Action:
         """No bestmove by the search's deadline: with a clock or a movetime a
-        time forfeit; without one (depth, nodes, inf) ``stop`` and a grace."""
+        time forfeit, or a ``disconnect`` when the mover's engine (named
+        ``disconnected``) is away; without one (depth, nodes, inf) ``stop``
+        and a grace."""
         side = self._mover
         assert side is not None  # searching
         if side.clock.tc.is_timed:
+            if disconnected is not None:
+                return self._over(MatchTermination.DISCONNECT, side.other.color,
+                                  f"{disconnected} was disconnected and did not come back before "
+                                  "its time ran out")
             return self._over(MatchTermination.TIME_FORFEIT, side.other.color,
                               f"{_side(side.color)} lost on time: no bestmove within {self._seconds:.3f} s")
         self.phase = Phase.STOPPING

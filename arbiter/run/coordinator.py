@@ -22,48 +22,35 @@ standings and the SPRT, tells the observer (the live display) and stops:
 
 A game handed back by its player (a worker process lost) is taken again; one
 that :data:`LOSSES_ALLOWED` workers were lost with aborts the run (it is the
-likely cause).
+likely cause).  How games and events are written to the database (in which
+thread, ``--strict``'s checks, the PGN file, a failing database turned into
+an abort) is :class:`~arbiter.run.writer.GameWriter`'s.
 """
 
 from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from typing import Any
 
 import trio
 
-from arbiter import records
 from arbiter.config import TournamentConfig
 from arbiter.engine import EngineTimeouts
-from arbiter.games import get_game
 from arbiter.live import LiveGames
 from arbiter.record import GameRecord
 from arbiter.schedule import ScheduledGame
 from arbiter.standings import Standings, Tally
-from arbiter.store import (
-    ABORTED,
-    FINISHED,
-    INTERRUPTED,
-    RUNNING,
-    STOPPED,
-    DatabaseGoneError,
-    DuplicateGameError,
-    Store,
-    StoreError,
-    explain,
-)
-from arbiter.strict import check_game
+from arbiter.store import RunStatus, Store, StoreError
 
 from .observer import Observer, RunResult
 from .pending import PendingGames
 from .plan import plan_for
 from .player import BatchEnd, LivePly, Player, PlayerError
+from .writer import GameWriter
 
 __all__ = ["Coordinator", "STANDINGS_INTERVAL", "STORE_WINDOW", "LOSSES_ALLOWED"]
-
-_T = TypeVar("_T")
 
 #: Seconds between two computations of the standings (and the SPRT) while
 #: games arrive: with many games a second they are the coordinator's largest
@@ -110,16 +97,12 @@ class Coordinator:
         self.tournament_id = tournament_id
         self.observer = observer or Observer()
         self.sprt = config.sprt_test()
-        self._game = get_game(config.game)
         #: what the run has to play (a schedule, or rounds paired from results)
         self.plan = plan_for(config, store, tournament_id)
         self._rows: list[dict[str, Any]] = []
         self.pending = PendingGames(())
         self.running: dict[str, ScheduledGame] = {}
         self.played = 0
-        self.strict_warnings = 0  # --strict: warnings of the games this run stored
-        self.strict_games = 0
-        self._strict_said: list[str] = []  # warnings to tell the display, from the storing thread
         self.stopping_note = ""  # set once SPRT decided or drained: no new game pair
         self._abort: str | None = None
         self._interrupted = False
@@ -132,9 +115,9 @@ class Coordinator:
         self._nursery: trio.Nursery | None = None
         self._losses: dict[str, int] = {}  # key -> workers lost while playing it
         self._failed_once: set[str] = set()  # keys whose handshake failed once
-        #: the PGN file could not be appended to: it is left alone from then on
-        self._pgn_error: str | None = None
-        self._pgn_error_told = False
+        #: how games and events reach the database (arbiter/run/writer.py)
+        self.writer = GameWriter(config, store, tournament_id, in_thread=player.plays_here,
+                                 fail=self._fatal, total=lambda: self.total)
         self._builds: set[str] = set()  # engines whose build this run has stored
         self._scope: trio.CancelScope | None = None
         self.started_at = 0.0
@@ -146,6 +129,16 @@ class Coordinator:
         self.live = LiveGames(store, tournament_id, config.game)
 
     # -- state ---------------------------------------------------------------
+
+    @property
+    def strict_warnings(self) -> int:
+        """``--strict``: the warnings of the games this run stored."""
+        return self.writer.strict_warnings
+
+    @property
+    def strict_games(self) -> int:
+        """``--strict``: the games this run stored with a warning."""
+        return self.writer.strict_games
 
     @property
     def done(self) -> int:
@@ -190,7 +183,7 @@ class Coordinator:
     async def _run(self) -> RunResult:
         await trio.to_thread.run_sync(self._load)
         self.started_at = trio.current_time()
-        self.store.set_status(self.tournament_id, RUNNING)
+        self.store.set_status(self.tournament_id, RunStatus.RUNNING)
         kind = "resume" if self._rows else "start"
         self.store.add_event(self.tournament_id, kind,
                              f"{len(self.pending)} of {self.total} games to play, "
@@ -227,16 +220,16 @@ class Coordinator:
         self._check_sprt()
         abandoned = sorted(self.running, key=lambda k: self.running[k].seq)
         if self._abort:
-            status, note = ABORTED, self._abort
+            status, note = RunStatus.ABORTED, self._abort
         elif self._interrupted:
-            status, note = INTERRUPTED, (f"interrupted with {len(abandoned)} game(s) in progress"
+            status, note = RunStatus.INTERRUPTED, (f"interrupted with {len(abandoned)} game(s) in progress"
                                          + (f" ({self._stop_reason})" if self._stop_reason else ""))
         elif self.done >= self.total or (self.stopping_note and not self._drained):
-            status, note = FINISHED, self.stopping_note or self.standings.sprt_note()  # an SPRT at the cap says so
+            status, note = RunStatus.FINISHED, self.stopping_note or self.standings.sprt_note()  # an SPRT at the cap says so
         elif self._drained:
-            status, note = STOPPED, f"stopped ({self._stop_reason}); {self.done} of {self.total} games"
+            status, note = RunStatus.STOPPED, f"stopped ({self._stop_reason}); {self.done} of {self.total} games"
         else:  # the run was cancelled from outside (its caller's scope)
-            status, note = INTERRUPTED, "stopped early"
+            status, note = RunStatus.INTERRUPTED, "stopped early"
         await trio.to_thread.run_sync(self.live.clear)
         try:  # status and event in one transaction: stored both, or neither
             await trio.to_thread.run_sync(
@@ -397,7 +390,7 @@ class Coordinator:
         display.  A database that failed aborts the run."""
         with trio.CancelScope(shield=True):
             what = f"storing game {played[0][0].key}" if len(played) == 1 else f"storing {len(played)} games"
-            stored = await self._write(what, self._store_games, played)
+            stored = await self.writer.write(what, self.writer.store_games, played)
             if stored is None:
                 return
             for (scheduled, record), new in zip(played, stored, strict=True):
@@ -415,17 +408,15 @@ class Coordinator:
                 else:
                     self.observer.message(f"game {scheduled.key} was already stored (another run "
                                           "on this database?); the stored game is kept")
-            said, self._strict_said = self._strict_said, []
-            for text in said:
+            for text in self.writer.take_messages():  # strict warnings, the PGN file's failure
                 self.observer.message(text)
-            self._tell_pgn_error()
             if self.plan.growing and not (self._drained or self._abort or self._interrupted):
                 await self._pair_more()
 
     async def _pair_more(self) -> None:
         """A round plan's next games, once the results allow them (stored
         before they are handed out)."""
-        games = await self._write("pairing the next round", self.plan.more, list(self._rows))
+        games = await self.writer.write("pairing the next round", self.plan.more, list(self._rows))
         if games:
             self.pending.add(games)
             self.observer.message(f"round {games[0].round} paired: {len(games)} game(s)")
@@ -436,7 +427,7 @@ class Coordinator:
             self.observer.message(f"handshake-failure: {detail}; retrying with a fresh process")
         else:
             self.observer.message(detail)
-        await self._write(f"recording a {kind} event", functools.partial(
+        await self.writer.write(f"recording a {kind} event", functools.partial(
             self.store.add_event, self.tournament_id, kind, detail, engine=engine, key=key))
 
     async def build(self, name: str, id_name: str | None, author: str | None) -> None:
@@ -446,94 +437,11 @@ class Coordinator:
             return
         self._builds.add(name)
         config = self.config.engine(name)
-        await self._write("storing an engine's build", functools.partial(
+        await self.writer.write("storing an engine's build", functools.partial(
             self.store.record_build, self.tournament_id, name, argv=config.argv(),
             cwd=config.dir, id_name=id_name, id_author=author))
 
-    # -- the database ------------------------------------------------------------
-
-    async def _write(self, what: str, write: Callable[..., _T], *args: Any) -> _T | None:
-        """``write(*args)``, in a thread when engines are timed on this loop
-        (:attr:`Player.plays_here`).  A database that fails (locked beyond
-        the busy timeout, a full disk, an I/O error) aborts the run cleanly
-        instead of crashing it: the games stored before stay, and a resume
-        plays the rest.  A database deleted or replaced since the run opened
-        it aborts it too (nothing is written into a file nobody can read).
-        None if it failed."""
-        try:
-            if self.player.plays_here:
-                return await trio.to_thread.run_sync(write, *args)
-            await trio.lowlevel.checkpoint()
-            return write(*args)
-        except DatabaseGoneError as exc:
-            self._fatal(f"{exc} (noticed while {what}): nothing more is written to it (it would "
-                        "go to a file nobody reads) and the run stops; the games it stored went "
-                        "with that file (a copy or backup of it keeps them)")
-            return None
-        except sqlite3.Error as exc:
-            hint = explain(exc, self.store.busy_timeout)
-            self._fatal(f"the database failed while {what}: {hint} (SQLite: {exc}); the games "
-                        "stored before are kept, and running the same command again plays the rest")
-            return None
-
-    def _store_games(self, played: Sequence[tuple[ScheduledGame, GameRecord]]) -> list[bool]:
-        """In a worker thread: each game in one transaction, then the PGN
-        file; False for a key already stored (the stored game wins)."""
-        with self.store.transaction():
-            stored = [self._store_game(scheduled, record) for scheduled, record in played]
-            for (scheduled, record), new in zip(played, stored, strict=True):
-                if not new:
-                    self.store.add_event(self.tournament_id, "dropped-result",
-                                         f"a second result for game {scheduled.key} was dropped: "
-                                         "the stored game is kept", key=scheduled.key)
-                elif self.config.strict:
-                    self._check_strict(scheduled, record)
-        if self.config.pgn:
-            for (scheduled, record), new in zip(played, stored, strict=True):
-                if new and self._pgn_error is None:
-                    self._append_pgn(self.config.pgn, scheduled, record)
-        return stored
-
-    def _check_strict(self, scheduled: ScheduledGame, record: GameRecord) -> None:
-        """In the storing thread, inside the game's transaction: ``--strict``'s
-        warnings for the game (``specs/match.md`` §Strict mode), one ``strict``
-        event each, stored with it."""
-        try:
-            warnings = check_game(record, self._game)
-        except ValueError as exc:  # a record the match made is always a game
-            warnings = []
-            self._strict_said.append(f"strict: game {scheduled.key} could not be checked: {exc}")
-        for warning in warnings:
-            self.store.add_event(self.tournament_id, "strict", str(warning), engine=warning.engine,
-                                 key=scheduled.key)
-            self._strict_said.append(f"strict: game {scheduled.key}: {warning}")
-        if warnings:
-            self.strict_warnings += len(warnings)
-            self.strict_games += 1
-
-    def _store_game(self, scheduled: ScheduledGame, record: GameRecord) -> bool:
-        try:
-            self.store.save_game(
-                self.tournament_id, key=scheduled.key, seq=scheduled.seq, round=scheduled.round,
-                pairing=scheduled.pairing, index=scheduled.index, pair=scheduled.pair,
-                opening=scheduled.opening.to_dict(), record=record.to_dict(),
-                move_data=record.encoded_moves())
-        except DuplicateGameError:
-            return False
-        return True
-
-    def _append_pgn(self, path: str, scheduled: ScheduledGame, record: GameRecord) -> None:
-        per_round = self.total // self.config.rounds
-        try:
-            records.append_game(path, record, {
-                "Event": self.config.name, "Site": "?",
-                "Round": records.round_label(scheduled.round, scheduled.seq, per_round)})
-        except OSError as exc:  # a full disk, a file made read-only meanwhile ...
-            self._pgn_error = (f"cannot append to {path} ({exc.strerror}); no more "
-                               "games are written to it, all are in the database "
-                               "(arbiter export)")
-            self.store.add_event(self.tournament_id, "pgn-error", self._pgn_error,
-                                 key=scheduled.key)
+    # -- the run's counts -----------------------------------------------------
 
     def _count(self, scheduled: ScheduledGame, record: GameRecord) -> None:
         """A newly stored game into the run's rows and tally (the standings
@@ -544,9 +452,3 @@ class Coordinator:
                "pair": scheduled.pair, "key": scheduled.key, "seq": scheduled.seq}
         self._rows.append(row)
         self._tally.add(row)
-
-    def _tell_pgn_error(self) -> None:
-        """The record file's failure, said once."""
-        if self._pgn_error is not None and not self._pgn_error_told:
-            self._pgn_error_told = True
-            self.observer.message(self._pgn_error)

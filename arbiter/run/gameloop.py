@@ -32,7 +32,7 @@ import trio
 
 from arbiter.clock import TimeControl
 from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
-from arbiter.games import Game, get_game
+from arbiter.games import get_game
 from arbiter.live import ply_entry
 from arbiter.match import play_game
 from arbiter.match.adjudication import Adjudication
@@ -111,23 +111,19 @@ class MatchSettings:
 
 
 class EngineSource(Protocol):
-    """Where a run's engines come from, and what their transport needs.
+    """Where a run's engines come from.
 
     :meth:`open` yields a ready engine (handshake and options done) for as
     long as the context lasts; :meth:`exclusive` says whether a configuration
     has one instance only (a remote engine's connection: a second game waits
-    for it); :meth:`seat` tells a game's engines their seats before it and
-    :meth:`settle` completes its record from them after it (a remote engine's
-    lag figures)."""
+    for it).  What a game needs of an engine's connection beyond lines (a
+    remote engine's lag allowance, its disconnects) is its transport's
+    (:class:`arbiter.engine.transport.Transport`), which the match reads."""
 
     def open(self, config: EngineConfig, *, timeouts: EngineTimeouts | None = None,
              log_dir: str | None = None) -> AbstractAsyncContextManager[Engine]: ...
 
     def exclusive(self, config: EngineConfig) -> bool: ...
-
-    def seat(self, game: Game, white: Engine, black: Engine) -> None: ...
-
-    def settle(self, record: GameRecord, white: Engine, black: Engine) -> GameRecord: ...
 
 
 class LocalProcesses:
@@ -139,12 +135,6 @@ class LocalProcesses:
 
     def exclusive(self, config: EngineConfig) -> bool:
         return False
-
-    def seat(self, game: Game, white: Engine, black: Engine) -> None:
-        return None
-
-    def settle(self, record: GameRecord, white: Engine, black: Engine) -> GameRecord:
-        return record
 
 
 LOCAL = LocalProcesses()
@@ -370,16 +360,14 @@ class _Slot:
             if name not in self.held:
                 self.held[name] = await loop.acquire(name, match.engines[name], self.report)
         white, black = self.held[game.white].engine, self.held[game.black].engine
-        loop.source.seat(match.game, white, black)
         on_move = None
         if on_ply is not None:
             def on_move(ply: Any, position: Any, _to: Callable[[LivePly], None] = on_ply) -> None:
                 _to({**ply_entry(ply), "at": round(time.time(), 3)})
-        record = await play_game(
+        return await play_game(
             match.game, white, black, fen=game.opening.fen, opening_moves=game.opening.moves,
             tc=match.tc, timemargin_ms=match.settings.timemargin_ms, maxplies=match.settings.maxplies,
             adjudication=match.adjudication, stall_ms=match.settings.stall_ms, on_move=on_move)
-        return loop.source.settle(record, white, black)
 
     async def _after(self, game: ScheduledGame, record: GameRecord) -> None:
         """Keep the engines fit for another game; restart the others."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from arbiter.record import GameRecord
 from arbiter.schedule import ScheduledGame
 from arbiter.standings import Standings
+from arbiter.store import RunStatus
 
 if TYPE_CHECKING:
     from .coordinator import Coordinator
@@ -31,7 +32,7 @@ class RunResult:
     """How a run ended: ``status`` is ``finished``, ``interrupted``, ``stopped`` or ``aborted``."""
 
     tournament_id: int
-    status: str
+    status: RunStatus
     note: str
     played: int  # games stored by this run
     done: int  # games stored in all

@@ -148,14 +148,14 @@ class ProcessPlayer:
             log_dir=config.log_dir, timeouts=None if self.timeouts is None else asdict(self.timeouts))
 
     async def _spawn(self) -> _Worker:
-        from arbiter.engine.process import _Spawner
+        from arbiter.engine.spawner import Spawner
 
         assert self._nursery is not None
         number = next(self._numbers)
         env = dict(os.environ)
         env["PYTHONPATH"] = _ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         try:
-            process = await _Spawner.open([sys.executable, "-m", "arbiter.run.worker"], None, env)
+            process = await Spawner.open([sys.executable, "-m", "arbiter.run.worker"], None, env)
         except OSError as exc:
             raise PlayerError(f"cannot start a worker process: {exc}") from None
         worker = _Worker(number, process)

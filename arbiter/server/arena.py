@@ -37,7 +37,6 @@ from arbiter.record import GameRecord
 from arbiter.store import Store
 
 from .listener import Registry, Remote, fault_reason
-from .remote_record import seat_remote_engines, settle_remote_record, tell_game_over
 
 __all__ = ["ARENA_FORMAT", "Arena", "ArenaSpec", "ArenaSpecError", "open_arena"]
 
@@ -215,11 +214,9 @@ class Arena:
 
     async def _play(self, white: Remote, black: Remote, on_move: OnMove | None = None) -> GameRecord | None:
         self.log(f"{self.spec.title}: {white.name} - {black.name} started")
-        seat_remote_engines(get_game(self.spec.game), white.engine, black.engine)
         try:
-            record = await play_game(self.spec.game, white.engine, black.engine, tc=self.spec.tc,
-                                     maxplies=self.spec.maxplies, on_move=on_move)
-            return settle_remote_record(record, white.engine, black.engine)
+            return await play_game(self.spec.game, white.engine, black.engine, tc=self.spec.tc,
+                                   maxplies=self.spec.maxplies, on_move=on_move)
         except EngineStartError as exc:
             self.log(f"{self.spec.title}: {white.name} - {black.name} not played: {exc}")
             await self._not_started(exc, white, black)
@@ -252,7 +249,9 @@ class Arena:
         await trio.to_thread.run_sync(lambda: self.store.save_game(
             self.tournament_id, key=str(seq), seq=seq, round=pair, pairing=pair, index=index,
             pair=pair, opening=START_OPENING, record=record.to_dict()))
-        tell_game_over(f"{self.tournament_id}-{seq}", record, white.engine, black.engine)
+        for remote in (white, black):
+            remote.transport.game_over(f"{self.tournament_id}-{seq}", record.result,
+                                       record.termination, record.termination_detail)
         self.log(f"{self.spec.title} game {seq}: {record.white} - {record.black} "
                  f"{record.result} ({record.termination})")
         return str(seq)

@@ -33,13 +33,13 @@ peer's fault never ends it.
 
 from __future__ import annotations
 
-import os
 import ssl
 from collections.abc import Awaitable, Callable
 
 import trio
 
 from arbiter.engine import EngineConfig, EngineProcess, EngineTimeouts, stderr_clause
+from arbiter.engine.fdio import read_some, write_all
 from arbiter.engine.streams import close_stream, write_now
 from arbiter.server.relay import Relay, say
 from arbiter.server.relay_loop import SocketLoop
@@ -234,7 +234,7 @@ class _StreamRelay:
 
     async def from_engine(self) -> None:
         """The engine's output as ``lines`` frames, then its ``eof``: each
-        chunk read (``wait_readable`` then one ``os.read``, no extra
+        chunk read (:func:`arbiter.engine.fdio.read_some`: no extra
         scheduler pass) is one write."""
         process = self.client.process
         stdout = process.process.stdout if process.process else None
@@ -242,13 +242,7 @@ class _StreamRelay:
         fd: int = stdout.fileno()  # type: ignore[attr-defined]  # trio's pipe streams have it
         relay = self.relay
         while relay.output_end is None:
-            try:
-                await trio.lowlevel.wait_readable(fd)
-                data = os.read(fd, wire.READ_CHUNK)
-            except BlockingIOError:
-                continue
-            except (trio.ClosedResourceError, OSError):
-                data = b""
+            data = await read_some(fd, wire.READ_CHUNK)
             frames = relay.engine_data(data)
             if frames:
                 await self.client.send(frames)
@@ -264,15 +258,9 @@ class _StreamRelay:
 
 
 async def _write_all(stdin: trio.abc.SendStream, data: bytes) -> None:
-    """``data`` to the engine's input: one ``os.write`` on the non-blocking
-    pipe, trio's ``send_all`` only for what it did not take (as
-    ``PipeTransport`` does)."""
-    try:
-        sent = os.write(stdin.fileno(), data)  # type: ignore[attr-defined]  # trio's pipe streams have it
-    except BlockingIOError:
-        sent = 0
-    if sent < len(data):
-        await stdin.send_all(data[sent:])
+    """``data`` to the engine's input (:func:`arbiter.engine.fdio.write_all`,
+    as ``PipeTransport`` writes it)."""
+    await write_all(stdin.fileno(), data)  # type: ignore[attr-defined]  # trio's pipe streams have it
 
 
 def client_tls(ca_file: str | None) -> ssl.SSLContext:

@@ -59,7 +59,7 @@ IDLE_PING_INTERVAL = wire.HEARTBEAT_INTERVAL
 #: ``isready``: a local engine's 5 s (``protocol.limits.READY_TIMEOUT_MS``)
 #: would be spent before the client is back.  So: the longest a client waits
 #: before a reconnect (:data:`~arbiter.server.client.RECONNECT_MAX_DELAY`), its
-#: fresh engine's restart (:data:`~arbiter.engine.socket_transport.RESUME_HANDSHAKE_TIMEOUT`),
+#: fresh engine's restart (:data:`~arbiter.engine.socket_resume.RESUME_HANDSHAKE_TIMEOUT`),
 #: then the patience of a fresh start for the replayed ``isready``
 REMOTE_READY_TIMEOUT = RECONNECT_MAX_DELAY + RESUME_HANDSHAKE_TIMEOUT + EngineTimeouts.ready
 
@@ -477,7 +477,7 @@ def _peer(stream: trio.abc.Stream) -> str:
     """The peer's address (no port: failures are counted per host)."""
     if isinstance(stream, trio.SSLStream):
         stream = stream.transport_stream
-    socket = getattr(stream, "socket", None)
+    socket = stream.socket if isinstance(stream, trio.SocketStream) else None
     try:
         return str(socket.getpeername()[0]) if socket is not None else "?"
     except OSError:

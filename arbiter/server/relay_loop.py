@@ -45,6 +45,7 @@ import select
 import time
 from collections.abc import Callable, Iterable
 
+from arbiter.engine import fdio
 from arbiter.server.relay import Relay
 from protocol import wire
 
@@ -103,8 +104,8 @@ class SocketLoop:
 
     def _wake(self, what: bytes) -> None:
         try:
-            os.write(self._wake_write, what)
-        except OSError:  # full (it is awake already) or closed (it returned)
+            fdio.write_now(self._wake_write, what)  # (0: full, it is awake already)
+        except OSError:  # closed (it returned)
             pass
 
     def close(self) -> None:
@@ -241,9 +242,7 @@ def _write(fd: int, data: bytes, failed: Callable[[], object]) -> bytes:
     """``data`` to the non-blocking ``fd``, as much as it takes now; the rest
     (b"" after a failed write, told to ``failed``)."""
     try:
-        sent = os.write(fd, data)
-    except BlockingIOError:
-        return data
+        sent = fdio.write_now(fd, data)
     except OSError:
         failed()
         return b""
@@ -254,22 +253,12 @@ def _read(fd: int) -> bytes | None:
     """One read that does not wait: the bytes (``b""``: the end, or an
     error such as a reset connection or a closed pipe), None when there is
     nothing now."""
-    try:
-        return os.read(fd, wire.READ_CHUNK)
-    except BlockingIOError:
-        return None
-    except OSError:
-        return b""
+    return fdio.read_now(fd, wire.READ_CHUNK)
 
 
 def _drain(fd: int) -> bytes:
     """What the wake-up pipe holds."""
     woken = b""
-    while True:
-        try:
-            chunk = os.read(fd, 64)
-        except BlockingIOError:
-            return woken
-        if not chunk:
-            return woken
+    while chunk := fdio.read_now(fd, 64):  # (None: drained; b"": closed)
         woken += chunk
+    return woken

@@ -21,12 +21,9 @@ import trio
 
 from arbiter.engine import Engine, EngineConfig, EngineStartError, EngineTimeouts, open_engine
 from arbiter.enginespec import DEFAULT_WAIT_ENGINES, REMOTE_PREFIX
-from arbiter.games import Game
-from arbiter.record import GameRecord
 from arbiter.tokens import TokenStore
 
 from .listener import Listener, Log, Registry, Remote, fault_reason
-from .remote_record import seat_remote_engines, settle_remote_record
 
 __all__ = ["REMOTE_PREFIX", "DEFAULT_WAIT_ENGINES", "RemoteWaitError", "RemoteEngines",
            "remote_name", "run_with_remotes"]
@@ -63,12 +60,6 @@ class RemoteEngines:
     def exclusive(self, config: EngineConfig) -> bool:
         """A remote engine is one connection: one game at a time."""
         return remote_name(config) is not None
-
-    def seat(self, game: Game, white: Engine, black: Engine) -> None:
-        seat_remote_engines(game, white, black)
-
-    def settle(self, record: GameRecord, white: Engine, black: Engine) -> GameRecord:
-        return settle_remote_record(record, white, black)
 
     @asynccontextmanager
     async def _remote(self, name: str) -> AsyncIterator[Engine]:

@@ -16,7 +16,7 @@ from functools import partial
 
 import trio
 
-from arbiter.store import INTERRUPTED, RUNNING, STOPPED, Store
+from arbiter.store import RunStatus, Store
 from arbiter.tokens import TokenStore
 
 from .arena import Arena, ArenaSpec, open_arena
@@ -71,7 +71,7 @@ class Server:
             for spec in self.specs:
                 tournament_id = open_arena(store, spec)
                 stack.enter_context(store.claim_run(tournament_id))
-                store.set_status(tournament_id, RUNNING)
+                store.set_status(tournament_id, RunStatus.RUNNING)
                 stack.callback(self._ended, store, tournament_id)
                 self.arenas.append(Arena(spec, registry, store, tournament_id, log=_log))
             tcp = await trio.open_tcp_listeners(self.port, host=self.host)
@@ -94,9 +94,9 @@ class Server:
 
     def _ended(self, store: Store, tournament_id: int) -> None:
         if self.drained is not None:
-            store.set_status(tournament_id, STOPPED, f"the server stopped ({self.drained})")
+            store.set_status(tournament_id, RunStatus.STOPPED, f"the server stopped ({self.drained})")
         else:
-            store.set_status(tournament_id, INTERRUPTED, "the server stopped")
+            store.set_status(tournament_id, RunStatus.INTERRUPTED, "the server stopped")
 
 
 async def _guarded(listener: Listener, stream: trio.abc.Stream) -> None:

@@ -24,9 +24,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from arbiter.games import Result
 from arbiter.live import live_games, ply_entry, stored_key
 from arbiter.record import GameRecord, Ply
-from arbiter.store import RUNNING, Store, game_record
+from arbiter.store import RunStatus, Store, game_record
 
 from . import charts, engines, runs
 from .counts import Count, crosstable
@@ -140,7 +141,7 @@ class Reader:
             games = rows(store, f"select {_LIST_COLUMNS} from games where tournament = ?{where} "
                          "order by seq desc, id desc limit ? offset ?",
                          [tournament_id, *params, GAMES_PAGE_SIZE, offset])
-        live = self.live(tournament_id) if summary["status"] == RUNNING else []
+        live = self.live(tournament_id) if summary["status"] == RunStatus.RUNNING else []
         sprt = standings["sprt"]
         arena = None
         if summary["format"] == runs.ARENA:
@@ -377,7 +378,7 @@ def _summary(store: Store, row: dict[str, Any]) -> dict[str, Any]:
     """A tournament's line: what ``arbiter standings --list`` shows, the
     status ``killed`` for a ``running`` one that no run holds."""
     status = row["status"]
-    if status == RUNNING and not store.run_active(row["id"]):
+    if status == RunStatus.RUNNING and not store.run_active(row["id"]):
         status = KILLED
     return {"id": row["id"], "name": row["name"], "game": row["game"], "format": row["format"],
             "status": status, "note": row.get("note") or "", "done": store.count_games(row["id"]),
@@ -400,9 +401,9 @@ def _page_info(page: int, total: int) -> dict[str, Any]:
 
 def _outcome(game: dict[str, Any], name: str) -> str:
     """``win``, ``draw`` or ``loss`` from ``name``'s side (both sides: its own game)."""
-    if game["result"] == "1/2-1/2":
+    if game["result"] == Result.DRAW:
         return "draw"
-    white_won = game["result"] == "1-0"
+    white_won = game["result"] == Result.WHITE_WINS
     return "win" if white_won == (game["white"] == name) else "loss"
 
 

@@ -12,14 +12,15 @@ import json
 import shlex
 from typing import Any
 
-from arbiter.store import RUNNING, Store
+from arbiter.games import Result
+from arbiter.store import RunStatus, Store
 
 #: the ``format`` of an arena's tournament row (arbiter.server.arena.ARENA_FORMAT;
 #: the view does not import the server)
 ARENA = "arena"
 
 #: the results a games list may be filtered by, with their words
-RESULTS = {"1-0": "White won", "1/2-1/2": "drawn", "0-1": "Black won"}
+RESULTS = {Result.WHITE_WINS: "White won", Result.DRAW: "drawn", Result.BLACK_WINS: "Black won"}
 
 #: characters of a filter's text at most (an engine's name, a termination):
 #: longer text is no name of ours, and is refused before any query
@@ -33,7 +34,7 @@ def progress(store: Store, summary: dict[str, Any]) -> dict[str, Any]:
     info: dict[str, Any] = {"done": done, "total": total,
                             "percent": round(100 * done / total, 1) if total else 0.0,
                             "eta_seconds": None}
-    if summary["status"] != RUNNING:
+    if summary["status"] != RunStatus.RUNNING:
         return info
     started = store.db.conn.execute(
         "select time from events where tournament = ? and kind in ('start', 'resume') "

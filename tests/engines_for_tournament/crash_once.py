@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from arbiter.games import Position
-from protocol.sdk import Engine, SearchLimits, run
+from arbiter.sdk import Engine, SearchLimits, run
 
 
 class CrashOnce(Engine):

@@ -12,7 +12,7 @@ import os
 import time
 
 from arbiter.games import Position
-from protocol.sdk import Engine, SearchLimits, run
+from arbiter.sdk import Engine, SearchLimits, run
 
 
 class Gate(Engine):

@@ -8,7 +8,7 @@ import os
 import signal
 
 from arbiter.games import Position
-from protocol.sdk import Engine, SearchLimits, run
+from arbiter.sdk import Engine, SearchLimits, run
 
 
 class KillParent(Engine):

@@ -1,10 +1,10 @@
 """A random mover that spends its time budget asleep: its games last as long
-as a searcher's that uses its clock (the SDK's budget, ``protocol.sdk.time_budget_ms``)
+as a searcher's that uses its clock (the SDK's budget, ``arbiter.sdk.time_budget_ms``)
 at no CPU cost, which is what a test that watches games in progress needs (the
 browser test: ``tests/test_browser.py``).  It reports a score with each move,
 for the game page's chart.  ``stop`` ends the wait at once."""
 
-from protocol.sdk import Engine, run
+from arbiter.sdk import Engine, run
 
 
 class Paced(Engine):

@@ -11,7 +11,8 @@ and ``quit``.  Every line is flushed as it is written.
 Threads, because ``stop`` and ``isready`` must be answered while the engine
 thinks: the main thread reads stdin and answers at once; each ``go`` runs
 ``choose_move`` in a worker thread, which checks :meth:`SearchLimits.stopped`
-as often as it can.  This is the only module of ``protocol/`` that does I/O.
+as often as it can.  It lives beside the referee it tracks positions with,
+not in ``protocol/``, which is pure and imports nothing of ``arbiter``.
 """
 
 from __future__ import annotations
@@ -23,28 +24,20 @@ import random
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO, ClassVar, TextIO
 
 from arbiter.games import GAME_NAMES, Game, GameError, Position, get_game
-from protocol.reserve import OverheadMeter, reserve_ms, scheduling_delay_ms  # absolute: the SDK module may move
+from protocol import messages as m
+from protocol.codec import LineSplitter, ProtocolError, parse_arbiter_line, tokenize
+from protocol.query import query_answer
 
-from . import messages as m
-from .codec import LineSplitter, ProtocolError, parse_arbiter_line, tokenize
-from .query import query_answer
-
-#: Milliseconds kept back from every time budget at least (the floor of the
-#: reserve; a ``movetime`` keeps at most a quarter of itself as the floor):
-#: the SDK's own latency (reading the line, building the position, writing
-#: ``bestmove``) on a busy machine.  The arbiter's clock runs from ``go``
-#: written to ``bestmove`` read.  Where the SDK has measured itself slower,
-#: the reserve is its measured overhead instead (:mod:`protocol.reserve`).
+#: Milliseconds kept back from every time budget: the SDK's own latency
+#: (reading the line, building the position, writing ``bestmove``) on a busy
+#: machine.  The arbiter's clock runs from ``go`` written to ``bestmove`` read.
 MOVE_OVERHEAD_MS = 30
-
-#: An environment variable: ``fixed`` makes the SDK keep the fixed floor
-#: alone, not its measured overhead (the baseline of ``bench/engines.py``).
-RESERVE_ENV = "ARBITER_SDK_RESERVE"
 
 #: With a clock and no ``movestogo``, plan as if this many moves remain.
 DEFAULT_MOVES_TO_GO = 30
@@ -64,30 +57,67 @@ DEFAULT_BUDGET_MS = 1_000
 MAX_UNCHECKED_MS = 5.0
 
 
-def time_budget_ms(go: m.Go, mover_is_p1: bool, measured_ms: float = 0.0) -> float | None:
+#: Timed searches whose overhead :class:`OverheadMeter` remembers: about a
+#: game's worth of one side's moves, so a loaded spell raises the reserve at
+#: once and a quiet one lets it fall back within a game.
+OVERHEAD_WINDOW = 32
+
+#: The measured reserve never takes more than this share of a ``movetime``:
+#: a machine that stalls longer than that cannot be out-waited by thinking
+#: less, and the search must keep something.
+MAX_RESERVE_SHARE = 0.5
+
+
+class OverheadMeter:
+    """What this engine's answers cost beyond its search, measured: the
+    reserve the next budgets keep back (:func:`time_budget_ms`).
+
+    After each timed search, :meth:`record` is given how late the
+    ``bestmove`` was written after the search's own deadline (the last
+    stretch of work and the SDK's answer) and the longest stall seen during
+    the search (a stretch between two looks at the clock in which the
+    search thread waited for a CPU instead of running: the machine is busy).
+    A stall counts twice: the ``go`` line and the ``bestmove`` line each
+    wait about as long to be read, on the engine's side and the arbiter's,
+    and neither is seen by the search.  The garbage collection the SDK runs
+    after answering (``after_ms``, see :meth:`EngineRunner._search_and_answer`)
+    counts too: a ``go`` that arrives meanwhile waits for it.  The reserve is
+    the largest such sum of the last :data:`OVERHEAD_WINDOW` searches."""
+
+    def __init__(self) -> None:
+        self._recent: deque[float] = deque(maxlen=OVERHEAD_WINDOW)
+
+    def record(self, late_ms: float, stalled_ms: float, after_ms: float = 0.0) -> None:
+        self._recent.append(max(0.0, late_ms) + 2 * max(0.0, stalled_ms) + max(0.0, after_ms))
+
+    def reserve_ms(self) -> float:
+        """Milliseconds to keep back from the next budget (0 before any search)."""
+        return max(self._recent, default=0.0)
+
+
+def time_budget_ms(go: m.Go, mover_is_p1: bool, reserve_ms: float = 0.0) -> float | None:
     """Milliseconds this move may take, or None for no time limit.
 
-    The reserve kept back for the SDK's own overhead is
-    :func:`protocol.reserve.reserve_ms` of a floor and ``measured_ms``, the
-    worst overhead measured of the recent searches (0: none measured): the
-    floor is :data:`MOVE_OVERHEAD_MS`, for ``movetime`` at most a quarter of
-    it; the measured overhead, with the legs it cannot measure, replaces the floor
-    where it is larger.
+    With a clock: the remaining time spread over the moves to go (30 when
+    ``movestogo`` is absent, ``movestogo + 1`` when present, so the last move
+    before a time control keeps a reserve), plus half the increment, never more
+    than half the clock, minus the reserve.  ``movetime`` is a hard cap, less
+    its reserve.  With ``infinite`` or only depth/nodes: None.
 
-    ``movetime`` less the reserve is a hard cap.  With a clock: the remaining
-    time less the reserve, spread over the moves to go (30 when ``movestogo``
-    is absent, ``movestogo + 1`` when present, so the last move before a time
-    control keeps a reserve), plus half the increment, never more than half
-    of it.  With ``infinite`` or only depth/nodes: None.
+    The reserve is :data:`MOVE_OVERHEAD_MS` (of a ``movetime``: a quarter of
+    it at most), or ``reserve_ms`` (the engine's measured overhead,
+    :class:`OverheadMeter`) where that is larger; of a ``movetime`` at most
+    :data:`MAX_RESERVE_SHARE`.
     """
     budgets: list[float] = []
     if go.movetime is not None:
-        floor = min(MOVE_OVERHEAD_MS, go.movetime / 4)
-        budgets.append(go.movetime - reserve_ms(floor, measured_ms))
+        reserve = min(max(min(MOVE_OVERHEAD_MS, go.movetime / 4), reserve_ms),
+                      go.movetime * MAX_RESERVE_SHARE)
+        budgets.append(go.movetime - reserve)
     clock = go.p1time if mover_is_p1 else go.p2time
     if clock is not None:
         increment = (go.p1inc if mover_is_p1 else go.p2inc) or 0
-        remaining = max(0.0, clock - reserve_ms(MOVE_OVERHEAD_MS, measured_ms))
+        remaining = max(0.0, clock - max(MOVE_OVERHEAD_MS, reserve_ms))
         moves_to_go = go.movestogo + 1 if go.movestogo else DEFAULT_MOVES_TO_GO
         share = remaining / moves_to_go + increment / 2
         budgets.append(min(share, remaining * MAX_CLOCK_SHARE))
@@ -113,17 +143,10 @@ class SearchLimits:
     :attr:`longest_unchecked` is the longest such stretch, in seconds, the
     SDK's work before ``bestmove`` included.  It is what makes an engine
     late, whatever the machine's load, so it is what the sample engines are
-    tested on (:data:`MAX_UNCHECKED_MS`).
-
-    The same looks measure wall-clock time too: :attr:`longest_gap` is the
-    longest stretch between two looks (from :meth:`begin`), and
-    :meth:`answered` (the SDK calls it when ``bestmove`` is written) adds the
-    stretch from the last look to the answer, and :meth:`settled` the SDK's
-    work after it (while it cannot read the next ``go``): :meth:`overhead_ms`,
-    how late the answer would have been had the deadline fallen just after a
-    look.
-    The SDK's :class:`~protocol.reserve.OverheadMeter` keeps it for the
-    reserve of the next searches."""
+    tested on (:data:`MAX_UNCHECKED_MS`).  :attr:`longest_stall` is the
+    longest such stretch's wall-clock time beyond its CPU time: how long the
+    search thread waited for a CPU (what the machine's load costs;
+    :class:`OverheadMeter`)."""
 
     budget: float | None = None
     depth: int | None = None
@@ -133,19 +156,16 @@ class SearchLimits:
     start: float = field(default_factory=time.monotonic)
     stop_event: threading.Event = field(default_factory=threading.Event)
     longest_unchecked: float = 0.0
-    longest_gap: float = 0.0
-    answer_lag: float = 0.0
-    settle_lag: float = 0.0
+    longest_stall: float = 0.0
     _cpu_mark: float = field(default_factory=time.thread_time, repr=False)
     _wall_mark: float = field(default_factory=time.monotonic, repr=False)
-    _answered_at: float = field(default_factory=time.monotonic, repr=False)
 
     @classmethod
     def from_go(cls, go: m.Go, mover_is_p1: bool, start: float | None = None,
-                measured_ms: float = 0.0) -> SearchLimits:
+                reserve_ms: float = 0.0) -> SearchLimits:
         """The limits of ``go``; ``start`` when it was read (default: now);
-        ``measured_ms`` the SDK's measured overhead (:func:`time_budget_ms`)."""
-        budget = time_budget_ms(go, mover_is_p1, measured_ms)
+        ``reserve_ms`` the engine's measured overhead (:func:`time_budget_ms`)."""
+        budget = time_budget_ms(go, mover_is_p1, reserve_ms)
         return cls(
             budget=None if budget is None else budget / 1000,
             depth=go.depth,
@@ -160,37 +180,17 @@ class SearchLimits:
         self._cpu_mark = time.thread_time()
         self._wall_mark = time.monotonic()
 
-    def checked(self, now: float | None = None) -> None:
-        """Count the CPU and wall time since the last look at the clock
-        (``now``: the monotonic time of this look, if already read)."""
-        cpu = time.thread_time()
-        stretch = cpu - self._cpu_mark
+    def checked(self) -> None:
+        """Count the CPU time since the last look at the clock, and the wait
+        for a CPU in it (see the class docstring)."""
+        now, wall = time.thread_time(), time.monotonic()
+        stretch = now - self._cpu_mark
         if stretch > self.longest_unchecked:
             self.longest_unchecked = stretch
-        self._cpu_mark = cpu
-        wall = time.monotonic() if now is None else now
-        gap = wall - self._wall_mark
-        if gap > self.longest_gap:
-            self.longest_gap = gap
-        self._wall_mark = wall
-
-    def answered(self) -> None:
-        """``bestmove`` was written: the stretch since the last look is the answer's lag."""
-        self._answered_at = time.monotonic()
-        self.answer_lag = self._answered_at - self._wall_mark
-
-    def settled(self) -> None:
-        """The SDK's work after ``bestmove`` (the collection of the search's
-        garbage) is done: a ``go`` arriving meanwhile was read, and its
-        clock started, that much late."""
-        self.settle_lag = time.monotonic() - self._answered_at
-
-    def overhead_ms(self) -> float:
-        """How late this search would have answered, at worst, had its deadline
-        fallen just after one of its looks, and the next search's ``go`` be
-        read late by the SDK's work after this answer (see the class
-        docstring), in ms."""
-        return (self.longest_gap + self.answer_lag + self.settle_lag) * 1000
+        stall = (wall - self._wall_mark) - stretch
+        if stall > self.longest_stall:
+            self.longest_stall = stall
+        self._cpu_mark, self._wall_mark = now, wall
 
     @classmethod
     def fixed(cls, *, nodes: int | None = None, depth: int | None = None,
@@ -215,10 +215,9 @@ class SearchLimits:
 
     def stopped(self) -> bool:
         """True when the search must end now: ``stop`` came or time is up."""
-        now = time.monotonic()
-        self.checked(now)
+        self.checked()
         return self.stop_event.is_set() or (
-            self.budget is not None and now - self.start >= self.budget
+            self.budget is not None and time.monotonic() - self.start >= self.budget
         )
 
 
@@ -352,13 +351,8 @@ class EngineRunner:
         self._search: threading.Thread | None = None
         self._limits: SearchLimits | None = None
         self._read_at = time.monotonic()  # when the input being handled was read
-        #: The SDK's overhead over its recent timed searches (protocol.reserve).
-        self.meter = OverheadMeter()
-        #: False: keep the fixed reserve alone (``ARBITER_SDK_RESERVE=fixed``).
-        self.measured_reserve = os.environ.get(RESERVE_ENV, "") != "fixed"
-        #: False: leave the cyclic collector running during timed searches
-        #: (only ``bench/engines.py --collector`` does, to compare).
-        self.pause_collector = True
+        #: the answers' measured overhead: the reserve of the next budgets
+        self.overhead = OverheadMeter()
         engine._emit = self.write
 
     @property
@@ -444,8 +438,6 @@ class EngineRunner:
                 self._set_option(msg)
             elif isinstance(msg, m.UgiNewGame):
                 self.engine.new_game()
-                _settle_memory()
-                self.meter.record(scheduling_delay_ms())  # the reserve of the first moves
             elif isinstance(msg, m.SetPosition):
                 self._set_position(msg)
             elif isinstance(msg, m.Go):
@@ -502,8 +494,8 @@ class EngineRunner:
             self.write(m.BestMove("none").to_line())
             return
         mover_is_p1 = position.to_move is position.game.first
-        measured = self.meter.worst_ms() if self.measured_reserve else 0.0
-        limits = SearchLimits.from_go(go, mover_is_p1, start=self._read_at, measured_ms=measured)
+        limits = SearchLimits.from_go(go, mover_is_p1, start=self._read_at,
+                                      reserve_ms=self.overhead.reserve_ms())
         self._limits = limits
         self._search = threading.Thread(
             target=self._search_and_answer, args=(position, limits), name="search", daemon=True
@@ -513,26 +505,15 @@ class EngineRunner:
     def _search_and_answer(self, position: Position, limits: SearchLimits) -> None:
         """The worker thread: whatever the engine does, exactly one bestmove.
 
-        A timed search runs with Python's cyclic garbage collector paused
-        (a full collection over a search tree's garbage took up to 45 ms on
-        a loaded machine, past any deadline): it collects once the answer is
-        written, when the clock has stopped -- unless the opponent answers
-        at once, so the collection counts in the measured overhead."""
+        A timed search runs with Python's cyclic garbage collector off, and
+        the SDK collects once its ``bestmove`` is written, while the opponent
+        thinks: a full collection in the middle of a search walks every
+        object the search made (an mcts tree: up to 40 ms, measured, which
+        lost games on time at ``go movetime 50``; bench/README.md §Sample
+        engines keep their time)."""
         timed = limits.budget is not None and not limits.infinite
-        collector_paused = self.pause_collector and timed and gc.isenabled()
-        if collector_paused:
-            gc.disable()
-        try:
-            self._search_then_answer(position, limits)
-        finally:
-            if collector_paused:
-                gc.enable()
-                gc.collect()
-                limits.settled()
         if timed:
-            self.meter.record(limits.overhead_ms())
-
-    def _search_then_answer(self, position: Position, limits: SearchLimits) -> None:
+            gc.disable()
         limits.begin()
         legal = position.legal_moves()
         move = legal[0] if legal else "none"
@@ -554,7 +535,14 @@ class EngineRunner:
             limits.begin()  # (waiting is no work)
         limits.checked()  # the stretch from the engine's last look to the answer
         self.write(m.BestMove(move).to_line())
-        limits.answered()
+        if timed:
+            assert limits.budget is not None
+            answered = time.monotonic()
+            gc.enable()
+            gc.collect()
+            collected = time.monotonic()
+            late = answered - (limits.start + limits.budget)
+            self.overhead.record(late * 1000, limits.longest_stall * 1000, (collected - answered) * 1000)
 
     def wait_search(self) -> None:
         """Wait until the running search (if any) has written its ``bestmove``
@@ -570,16 +558,6 @@ class EngineRunner:
             self._search.join()
         if not self._search.is_alive():
             self._search = None
-
-
-def _settle_memory() -> None:
-    """Between games (``uginewgame``, on no clock): collect, then freeze what
-    is left (the referee's tables, the engine's state) out of the cyclic
-    collector's sight, so that the collection after each timed search
-    (:meth:`EngineRunner._search_and_answer`) looks only at what the game
-    allocated: milliseconds instead of tens of them."""
-    gc.collect()
-    gc.freeze()
 
 
 def run(engine_class: type[Engine], argv: list[str] | None = None) -> None:
@@ -602,6 +580,10 @@ def run(engine_class: type[Engine], argv: list[str] | None = None) -> None:
                 engine.set_option(decl.name, value)
             except ProtocolError as exc:
                 parser.error(str(exc))
+    # what the engine made to start (its modules, its game's tables) lives as
+    # long as the process: no collection walks it again (each timed search's
+    # collection after its answer, EngineRunner._search_and_answer)
+    gc.freeze()
     try:
         EngineRunner(engine).run()
     except KeyboardInterrupt:
@@ -615,5 +597,6 @@ def run(engine_class: type[Engine], argv: list[str] | None = None) -> None:
     os._exit(0)
 
 
-__all__ = ["Engine", "EngineRunner", "SearchLimits", "run", "time_budget_ms", "query_answer",
-           "MOVE_OVERHEAD_MS", "MAX_UNCHECKED_MS", "RESERVE_ENV", "OverheadMeter"]
+__all__ = ["Engine", "EngineRunner", "SearchLimits", "OverheadMeter", "run", "time_budget_ms",
+           "query_answer", "MOVE_OVERHEAD_MS", "MAX_UNCHECKED_MS", "OVERHEAD_WINDOW",
+           "MAX_RESERVE_SHARE"]
