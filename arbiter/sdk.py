@@ -95,6 +95,28 @@ class OverheadMeter:
         return max(self._recent, default=0.0)
 
 
+#: Naps of :func:`scheduling_delay_ms`: ten of 1 ms, about 10 ms spent at
+#: each ``uginewgame`` (on no clock).
+PROBE_NAPS = 10
+
+
+def scheduling_delay_ms(naps: int = PROBE_NAPS) -> float:
+    """How much later than asked this process woke from ``naps`` naps of
+    1 ms, at worst, in ms: how long it waits for a CPU on this machine now.
+
+    It is a stall as :class:`OverheadMeter` counts them: the runner records
+    it at each ``uginewgame``, so that a game's first moves, before any of
+    its searches was measured, keep a reserve that fits a loaded machine
+    (at load 11 on 2 cores, ``mcts`` lost games on time on its first or
+    second move, with only the 12.5 ms floor of ``go movetime 50``)."""
+    worst = 0.0
+    for _ in range(naps):
+        before = time.monotonic()
+        time.sleep(0.001)
+        worst = max(worst, time.monotonic() - before - 0.001)
+    return worst * 1000
+
+
 def time_budget_ms(go: m.Go, mover_is_p1: bool, reserve_ms: float = 0.0) -> float | None:
     """Milliseconds this move may take, or None for no time limit.
 
@@ -438,6 +460,7 @@ class EngineRunner:
                 self._set_option(msg)
             elif isinstance(msg, m.UgiNewGame):
                 self.engine.new_game()
+                self._between_games()
             elif isinstance(msg, m.SetPosition):
                 self._set_position(msg)
             elif isinstance(msg, m.Go):
@@ -544,6 +567,17 @@ class EngineRunner:
             late = answered - (limits.start + limits.budget)
             self.overhead.record(late * 1000, limits.longest_stall * 1000, (collected - answered) * 1000)
 
+    def _between_games(self) -> None:
+        """``uginewgame``, on no clock: collect and freeze what the game's
+        selection built since start-up (the referee's tables of the game
+        ``setoption`` chose, which :func:`run`'s freeze could not see), so
+        the collection after each answer walks only what the game makes;
+        then measure the machine (:func:`scheduling_delay_ms`) into the
+        overhead, the reserve of the first moves."""
+        gc.collect()
+        gc.freeze()
+        self.overhead.record(0.0, scheduling_delay_ms())
+
     def wait_search(self) -> None:
         """Wait until the running search (if any) has written its ``bestmove``
         (for callers that drive :meth:`handle` themselves, such as tests)."""
@@ -599,4 +633,4 @@ def run(engine_class: type[Engine], argv: list[str] | None = None) -> None:
 
 __all__ = ["Engine", "EngineRunner", "SearchLimits", "OverheadMeter", "run", "time_budget_ms",
            "query_answer", "MOVE_OVERHEAD_MS", "MAX_UNCHECKED_MS", "OVERHEAD_WINDOW",
-           "MAX_RESERVE_SHARE"]
+           "MAX_RESERVE_SHARE", "scheduling_delay_ms"]
