@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from arbiter.games import Result, Termination
+from arbiter.games import Color, Result, Termination
 
 __all__ = ["MatchTermination", "ScoreKind", "Score", "Ply", "GameRecord", "Ending"]
 
@@ -166,7 +166,7 @@ class Ply:
     ``score`` may be given as its text (``"cp 35"``): it is parsed."""
 
     move: str  # canonical
-    color: str  # "white" or "black": who played it
+    color: Color  # who played it (its text, "white" or "black", is taken and read as it)
     time_ms: int  # measured: `go` written -> `bestmove` read
     clock_ms: int | None = None  # the mover's clock after the move (None without a clock)
     engine_time_ms: int | None = None  # the engine's own `info time`
@@ -178,6 +178,8 @@ class Ply:
     comp_ms: int | None = None  # a remote engine's: the lag compensation of this ply
 
     def __post_init__(self) -> None:
+        if type(self.color) is not Color:
+            self.color = Color(self.color)
         if self.score is not None and not isinstance(self.score, Score):
             self.score = Score.parse(self.score)
 

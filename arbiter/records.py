@@ -31,6 +31,7 @@ from typing import Any
 from arbiter.clock import TimeControl, TimeControlError
 from arbiter.games import (
     Position,
+    Result,
     Termination,
     get_game,
 )
@@ -168,7 +169,7 @@ def precise_termination(tags: Mapping[str, str], result: str) -> str | None:
     if value is None or value in RULE_TERMINATIONS | MATCH_TERMINATIONS:
         return value
     standard = value.lower()
-    if standard == "adjudication" and result == "1/2-1/2":
+    if standard == "adjudication" and result == Result.DRAW:
         return MatchTermination.ADJUDICATED_DRAW.value
     return PGN_TERMINATIONS.get(standard)
 

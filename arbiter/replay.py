@@ -18,12 +18,13 @@ from typing import Any
 
 from arbiter.games import (
     RESULTS,
-    Color,
     Game,
     GameError,
     IllegalMoveError,
     Position,
+    Result,
     get_game,
+    result_for,
 )
 from arbiter.pgn import (
     UNFINISHED,
@@ -294,16 +295,16 @@ def _check_result(parsed: ParsedGame, position: Position) -> None:
                    f"rules: {outcome.result} by {outcome.termination.value}")
     if kind in SIDE_TO_MOVE_LOSES:
         loser = position.to_move
-        expected = "0-1" if loser is Color.WHITE else "1-0"
+        expected = result_for(loser.other)
         if result != expected:
             raise _Bad("result", line,
                        f"result {result} contradicts Termination {termination!r}: "
                        f"{loser.value}, to move, is the side that failed, so the result is {expected}")
     elif kind == MAX_PLIES:
         scores = position.scores()
-        expected = "1/2-1/2"
+        expected = Result.DRAW
         if scores is not None and scores[0] != scores[1]:
-            expected = "1-0" if scores[0] > scores[1] else "0-1"
+            expected = Result.WHITE_WINS if scores[0] > scores[1] else Result.BLACK_WINS
         if result != expected:
             why = f"scores {scores[0]}-{scores[1]}" if scores is not None else "no scores: a draw"
             raise _Bad("result", line,
@@ -365,7 +366,7 @@ def to_record(parsed: ParsedGame) -> GameRecord:
         if index >= book:
             data = move.data or MoveData(None, None, None)
             score = None if data.score is None else Score.parse(data.score)
-            moves.append(Ply(move=text, color=mover.value, time_ms=data.time_ms or 0,
+            moves.append(Ply(move=text, color=mover, time_ms=data.time_ms or 0,
                              clock_ms=data.clock_ms, score=score, depth=data.depth))
         mover = mover.other
     scores = final.scores()

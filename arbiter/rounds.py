@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from arbiter.games import Result
 from arbiter.knockout import MAX_TIEBREAK_PAIRS, Bracket, Knockout, NewPair
 from arbiter.schedule import (
     MAX_SCHEDULE_GAMES,
@@ -54,7 +55,7 @@ DEFAULT_PAIRS = 1
 DEFAULT_TIEBREAK_PAIRS = 2
 
 #: a game's half points for White and for Black
-_HALF_POINTS = {"1-0": (2, 0), "0-1": (0, 2), "1/2-1/2": (1, 1)}
+_HALF_POINTS = {Result.WHITE_WINS: (2, 0), Result.BLACK_WINS: (0, 2), Result.DRAW: (1, 1)}
 
 
 def pair_points(pairs: Iterable[RoundPair], games: Iterable[Mapping[str, Any]]

@@ -30,6 +30,7 @@ from arbiter.figures import (
     fmt_first_move,
     json_number,
 )
+from arbiter.games import Result
 from arbiter.rating import (
     SHOWN_FIGURES,
     SPRT,
@@ -40,7 +41,7 @@ from arbiter.rating import (
     joint_ratings_from_pairs,
 )
 
-_SCORE = {"1-0": (1.0, 0.0), "0-1": (0.0, 1.0), "1/2-1/2": (0.5, 0.5)}
+_SCORE = {Result.WHITE_WINS: (1.0, 0.0), Result.BLACK_WINS: (0.0, 1.0), Result.DRAW: (0.5, 0.5)}
 #: A game's score for one side -> its place in a win/draw/loss triple.
 _SLOT = {1.0: 0, 0.5: 1, 0.0: 2}
 

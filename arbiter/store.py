@@ -9,7 +9,11 @@ two engines by key, with its moves, per-move data and record), plus
 ``events`` (crashes, restarts, failed handshakes) and ``pairings`` (the game
 pairs of Swiss and knockout rounds, stored before their games).  An older file is
 upgraded in place when opened for writing (``specs/storage.md`` §Migration;
-the tables, indexes and upgrade are :mod:`arbiter.store_schema`).
+the tables, indexes and upgrade are :mod:`arbiter.store_schema`).  The games,
+events and pairings methods are :mod:`arbiter.store_games` (mixed into
+:class:`Store`); the errors and helpers usable without a store are
+:mod:`arbiter.store_base`.  Both are re-exported here: import from
+:mod:`arbiter.store`.
 
 Why it is shaped this way:
 
@@ -45,25 +49,44 @@ keep commits off the event loop that times the engines.
 
 from __future__ import annotations
 
-import datetime as _dt
-import enum
 import fcntl
-import hashlib
 import json
 import os
 import shlex
-import shutil
 import sqlite3
-import sys
 import threading
 import time
-import urllib.parse
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from arbiter.record import as_result
+from arbiter.store_base import (
+    _BUSY,
+    _JSON_COLUMNS,
+    _LOCKED,
+    _STATUSES,
+    BUSY_TIMEOUT,
+    DEFAULT_DB,
+    WAL_RETRY,
+    DatabaseGoneError,
+    DuplicateGameError,
+    DuplicatePairingError,
+    RunStatus,
+    StoreError,
+    TournamentBusyError,
+    _identity,
+    _primary_code,
+    _spec_command,
+    _sqlite_utils,
+    connect_readonly,
+    executable_sha256,
+    explain,
+    game_record,
+    now_iso,
+)
+from arbiter.store_games import GameTables
 from arbiter.store_schema import (
     SCHEMA_VERSION,
     create_indexes,
@@ -74,236 +97,16 @@ from arbiter.store_schema import (
     schema_version,
 )
 
-DEFAULT_DB = "arbiter.db"
-
-#: bytes read at a time when hashing an engine's executable: a file of any
-#: size is hashed in bounded memory
-_HASH_CHUNK = 1 << 20
-
-#: seconds a write (and opening the file) waits for another process's write
-#: lock before it fails: long enough for any other run's commit, a tool's
-#: transaction or a checkpoint; short enough that a lock left by a stuck
-#: process ends the run with a message instead of hanging it.
-BUSY_TIMEOUT = 30.0
-#: seconds between two tries of the switch to WAL while another process
-#: holds the file (two runs opening a new or old file at once): SQLite
-#: answers that switch "locked" at once, without its busy handler, so it is
-#: tried again until :data:`BUSY_TIMEOUT`; short beside a switch's few ms.
-WAL_RETRY = 0.02
-
-# SQLite's primary result codes (sqlite3.h) that mean something to a user
-_BUSY, _LOCKED, _PERM, _READONLY, _IOERR, _CORRUPT, _FULL, _CANTOPEN, _NOTADB = (
-    5, 6, 3, 8, 10, 11, 13, 14, 26)
-
-class RunStatus(enum.StrEnum):
-    """A tournament's status (specs/storage.md §tournaments); string-valued,
-    so the column and JSON keep their text."""
-
-    RUNNING = "running"
-    FINISHED = "finished"
-    #: Ctrl-C, SIGTERM, a lost server: resumable
-    INTERRUPTED = "interrupted"
-    #: the run could not go on (an engine that cannot start, the database failed)
-    ABORTED = "aborted"
-    #: asked to stop gracefully (`arbiter stop`): its games in progress finished, resumable
-    STOPPED = "stopped"
+# The helpers and errors live in arbiter.store_base and the games' tables in
+# arbiter.store_games; this module re-exports them: callers import from here.
+__all__ = [
+    "Store", "DEFAULT_DB", "BUSY_TIMEOUT", "WAL_RETRY", "RunStatus", "StoreError",
+    "DuplicateGameError", "DuplicatePairingError", "TournamentBusyError", "DatabaseGoneError",
+    "explain", "game_record", "executable_sha256", "connect_readonly", "now_iso",
+]
 
 
-_STATUSES = frozenset(RunStatus)
-
-_JSON_COLUMNS = {
-    "tournaments": ("config", "engines"),
-    "engines": (),
-    "entrants": ("spec",),
-    "games": ("opening_moves", "moves", "move_data", "record"),
-    "events": (),
-    "pairings": (),
-}
-
-
-
-#: The columns :meth:`Store.save_game` writes, in one prepared statement: a
-#: game is stored once per game of every run, and sqlite-utils' ``insert``
-#: rebuilds its statement on each call (two thirds of a game's store time on
-#: a cluster's coordinator, bench/README.md §cluster.py).
-_GAME_COLUMNS = (
-    "tournament", "key", "seq", "round", "pairing", "game_index", "pair", "game", "white",
-    "black", "result", "termination", "detail", "plies", "opening", "opening_fen",
-    "opening_moves", "start_time", "end_time", "moves", "move_data", "record", "stored",
-    "white_engine", "black_engine")
-_INSERT_GAME = (f"INSERT INTO games ({', '.join(_GAME_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(_GAME_COLUMNS))})")
-
-
-class StoreError(Exception):
-    """A database that cannot be used (not ours, newer schema, not found,
-    locked, full, read-only, deleted or replaced): the message says which."""
-
-
-class DuplicateGameError(StoreError):
-    """A game whose (tournament, key) is already stored."""
-
-
-class DuplicatePairingError(StoreError):
-    """A game pair whose (tournament, pairing, pair) is already stored: a
-    round paired a second time."""
-
-
-class TournamentBusyError(StoreError):
-    """Another run (another process, or another claim in this one) is
-    playing the tournament now."""
-
-
-class DatabaseGoneError(StoreError):
-    """The database file was deleted or replaced since this store opened it:
-    what is written now would go to a file nobody can read (or beside the
-    new one), so nothing is."""
-
-
-def explain(exc: sqlite3.Error, busy_timeout: float = BUSY_TIMEOUT) -> str:
-    """What a failing SQLite call means for the user, and what to do: a
-    locked, full, read-only or unreadable database each say so (the SQLite
-    text alone, "disk I/O error", rarely tells which)."""
-    code = _primary_code(exc)
-    if code in (_BUSY, _LOCKED):
-        return (f"the database is locked: another process (a second run, a tool holding a "
-                f"write transaction) kept it longer than the busy timeout of {busy_timeout:g} s; "
-                "try again once that process is done")
-    if code == _FULL:
-        return "the disk (or the database's size limit) is full; free some space and try again"
-    if code in (_READONLY, _PERM):
-        return ("the database cannot be written (a read-only file, folder or filesystem); "
-                "make it writable or choose another --db")
-    if code == _CANTOPEN:
-        return ("the database file cannot be opened or created (a missing folder, no "
-                "permission); check the path or choose another --db")
-    if code == _IOERR:
-        return ("an input/output error (a failing or full disk, a file size limit, a removed "
-                "device); check the disk and try again")
-    if code in (_CORRUPT, _NOTADB):
-        return "not a usable SQLite database"
-    return "the database failed"
-
-
-def _primary_code(exc: sqlite3.Error) -> int:
-    """SQLite's primary result code of ``exc`` (0 if it carries none)."""
-    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    """The file's identity (device, inode), None if there is no file."""
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return info.st_dev, info.st_ino
-
-
-def game_record(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The complete record (``GameRecord.to_dict()``) of a ``games`` row
-    read by any query that has its ``record`` and ``move_data`` columns:
-    the record is stored without its moves, which are ``move_data``
-    (specs/storage.md §Tables).  A row of a version-1 file, whose record
-    still holds them, is returned as it is."""
-    record = row["record"]
-    record = json.loads(record) if isinstance(record, str) else dict(record)
-    if "moves" in record:
-        return record
-    moves = row.get("move_data")
-    moves = json.loads(moves) if isinstance(moves, str) else list(moves or [])
-    ordered: dict[str, Any] = {}
-    for name, value in record.items():  # the moves in their place: after the opening's
-        ordered[name] = value
-        if name == "opening_moves":
-            ordered["moves"] = moves
-    ordered.setdefault("moves", moves)
-    return ordered
-
-
-def executable_sha256(program: str, cwd: str | None) -> str | None:
-    """SHA-256 (hex) of the file ``program`` runs, found as the system would
-    start it from ``cwd`` (a path with a ``/`` from ``cwd``, a bare name on
-    ``PATH``); None when there is no such readable file."""
-    if os.sep in program:
-        path: str | None = os.path.join(cwd or ".", program)
-    else:
-        path = shutil.which(program)
-    if path is None or not os.path.isfile(path):
-        return None
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as file:
-            while chunk := file.read(_HASH_CHUNK):
-                digest.update(chunk)
-    except OSError:
-        return None
-    return digest.hexdigest()
-
-
-def _spec_command(spec: Mapping[str, Any]) -> str | None:
-    """The command line an engine spec configures (``cmd`` and ``args``)."""
-    cmd = spec.get("cmd")
-    if not isinstance(cmd, str):
-        return None
-    args = [str(a) for a in spec.get("args") or []]
-    return " ".join([cmd, shlex.join(args)]) if args else cmd
-
-
-def connect_readonly(path: Path, busy_timeout: float) -> sqlite3.Connection:
-    """A connection that can only read ``path`` (SQLite's ``mode=ro``), for
-    ``Store(readonly=True)``: ``standings``, ``export``, the web view.
-
-    A WAL database is read through its ``-shm`` index, which a reader makes
-    when missing: in a folder it cannot write (a database copied from a
-    finished run, a read-only mount) that fails, so there the file is opened
-    ``immutable`` (no locks, no index) unless its ``-wal`` and ``-shm`` are
-    both there already.  ``immutable`` ignores a ``-wal`` file: nobody can
-    be writing where no one can make one."""
-    uri = f"file:{urllib.parse.quote(str(path.absolute()))}?mode=ro"
-    wal = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
-    if not os.access(path.absolute().parent, os.W_OK) and not all(p.exists() for p in wal):
-        uri += "&immutable=1"
-    return sqlite3.connect(uri, uri=True, check_same_thread=False, timeout=busy_timeout)
-
-
-def now_iso() -> str:
-    """The current UTC time, ISO 8601 with milliseconds and a ``Z``."""
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-#: what sqlite-utils imports when installed, only to map their scalars to
-#: column types (the store writes none): numpy alone costs about 0.2 s of CPU
-#: in every ``arbiter`` command that opens a database
-_SKIPPED_BY_SQLITE_UTILS = ("numpy", "pandas")
-_FIRST_IMPORT = threading.Lock()
-
-
-def _sqlite_utils() -> Any:
-    """The ``sqlite_utils`` module, imported without :data:`_SKIPPED_BY_SQLITE_UTILS`.
-
-    While it is first imported, those names are marked missing in
-    ``sys.modules`` (the documented way to make an import fail), and the
-    marks are removed after: an ``import numpy`` later, by anyone, works as
-    usual.  One already imported is left alone (sqlite-utils then uses it).
-    The first import is made under a lock (stores are opened from worker
-    threads too), normally by the first store a command opens."""
-    with _FIRST_IMPORT:
-        if "sqlite_utils" not in sys.modules:
-            marked = [name for name in _SKIPPED_BY_SQLITE_UTILS if name not in sys.modules]
-            for name in marked:
-                sys.modules[name] = None  # type: ignore[assignment]  # the mark of a missing module
-            try:
-                import sqlite_utils  # noqa: F401  (imported here, without those)
-            finally:
-                for name in marked:
-                    if sys.modules.get(name, ...) is None:
-                        del sys.modules[name]
-    import sqlite_utils
-
-    return sqlite_utils
-
-
-class Store:
+class Store(GameTables):
     """A results database at ``path`` (created with its schema if missing).
 
     ``readonly=True`` never creates or changes anything (for ``standings``)
@@ -653,161 +456,3 @@ class Store:
         if self.version == 1:
             return []
         return self._rows("engines", "select * from engines order by id")
-
-    # -- games -----------------------------------------------------------
-
-    def finished_keys(self, tournament_id: int) -> set[str]:
-        with self._lock:
-            rows = self.db.execute("select key from games where tournament = ?",
-                                   [tournament_id]).fetchall()
-        return {row[0] for row in rows}
-
-    def save_game(self, tournament_id: int, *, key: str, seq: int, round: int, pairing: int,
-                  index: int, pair: int, opening: dict[str, Any], record: dict[str, Any],
-                  move_data: str | None = None) -> int:
-        """Store one finished game in one transaction; returns its row id.
-
-        ``record`` is a game record's ``to_dict()``; ``move_data``, when the
-        caller has it, the JSON text of its ``moves`` (else written here:
-        :meth:`GameRecord.encoded_moves`).  Raises
-        :class:`DuplicateGameError` if the key is already stored (nothing is
-        written then)."""
-        moves = record.get("moves") or []
-        row = {
-            "tournament": tournament_id, "key": key, "seq": seq, "round": round,
-            "pairing": pairing, "game_index": index, "pair": pair,
-            "game": record.get("game"), "white": record["white"], "black": record["black"],
-            "result": record["result"], "termination": record["termination"],
-            "detail": record.get("termination_detail") or "",
-            "plies": len(record.get("opening_moves") or []) + len(moves),  # from the starting position
-            "opening": opening.get("source", ""), "opening_fen": opening.get("fen"),
-            "opening_moves": json.dumps(list(opening.get("moves") or [])),
-            "start_time": record.get("start_time"), "end_time": record.get("end_time"),
-            "moves": json.dumps([m["move"] if isinstance(m, dict) else str(m) for m in moves]),
-            "move_data": json.dumps(moves) if move_data is None else move_data,  # stored here only
-            "record": json.dumps({k: v for k, v in record.items() if k != "moves"}),
-            "stored": now_iso(),
-        }
-        with self._lock:
-            try:
-                with self.transaction():
-                    row["white_engine"] = self._engine_key(row["white"], row["stored"])
-                    row["black_engine"] = self._engine_key(row["black"], row["stored"])
-                    conn = self.db.conn
-                    cursor = conn.execute(_INSERT_GAME, [row[c] for c in _GAME_COLUMNS])
-                    conn.execute("UPDATE tournaments SET updated = ? WHERE id = ?",
-                                 [row["stored"], tournament_id])
-                    assert cursor.lastrowid is not None  # an insert sets it
-                    return int(cursor.lastrowid)
-            except sqlite3.IntegrityError as exc:
-                if "UNIQUE" in str(exc):
-                    raise DuplicateGameError(
-                        f"game {key} of tournament {tournament_id} is already stored") from None
-                raise
-
-    def games(self, tournament_id: int, *, with_record: bool = True) -> list[dict[str, Any]]:
-        """The tournament's finished games in schedule order."""
-        columns = "*" if with_record else (
-            "id, tournament, key, seq, round, pairing, game_index, pair, game, white, black, "
-            "result, termination, detail, plies, opening, start_time, end_time")
-        rows = self._rows("games", f"select {columns} from games where tournament = ? "
-                          "order by seq, id", [tournament_id])
-        if with_record:
-            for row in rows:
-                row["record"] = game_record(row)
-        return rows
-
-    def rated_games(self, *, game: str | None = None,
-                    tournaments: Iterable[int] | None = None) -> list[dict[str, Any]]:
-        """Every stored game's ``tournament``, ``game``, ``white``, ``black``
-        and ``result`` (of ``game`` only, of the ``tournaments`` only, when
-        given), by id: what a rating list is made of."""
-        sql = "select tournament, game, white, black, result from games"
-        where: list[str] = []
-        params: list[Any] = []
-        if game is not None:
-            where.append("game = ?")
-            params.append(game)
-        if tournaments is not None:
-            ids = sorted(set(tournaments))
-            where.append(f"tournament in ({', '.join('?' * len(ids))})")
-            params.extend(ids)
-        if where:
-            sql += " where " + " and ".join(where)
-        return self._rows("games", sql + " order by id", params)
-
-    def count_games(self, tournament_id: int) -> int:
-        with self._lock:
-            return self.db.execute("select count(*) from games where tournament = ?",
-                                   [tournament_id]).fetchone()[0]
-
-    # -- events ----------------------------------------------------------
-
-    def add_event(self, tournament_id: int, kind: str, detail: str, *,
-                  engine: str | None = None, key: str | None = None) -> None:
-        """Something worth knowing that is not a game: a crash, a restart, a
-        failed handshake, an interruption."""
-        with self.transaction():
-            self.db.table("events").insert({"tournament": tournament_id, "time": now_iso(),
-                                      "kind": kind, "engine": engine, "key": key,
-                                      "detail": detail})
-
-    def events(self, tournament_id: int) -> list[dict[str, Any]]:
-        return self._rows("events", "select * from events where tournament = ? order by id",
-                          [tournament_id])
-
-    def iter_games(self, tournament_id: int) -> Iterator[dict[str, Any]]:
-        """The tournament's finished games in schedule order, one row at a
-        time (``id``, ``key``, ``seq``, ``round`` and the complete ``record``, its
-        moves put back from ``move_data``: :func:`game_record`),
-        so that reading every game (``arbiter export``) holds one game in
-        memory, whatever the database's size."""
-        with self._lock:
-            cursor = self.db.conn.execute(
-                "select id, key, seq, round, record, move_data from games where tournament = ? "
-                "order by seq, id", [tournament_id])
-        while True:
-            with self._lock:
-                row = cursor.fetchone()
-            if row is None:
-                return
-            yield {"id": row[0], "key": row[1], "seq": row[2], "round": row[3],
-                   "record": game_record({"record": row[4], "move_data": row[5]})}
-
-    # -- pairings of Swiss and knockout rounds ------------------------------
-
-    #: the columns of a ``pairings`` row a caller gives (specs/storage.md §pairings)
-    PAIRING_COLUMNS = ("round", "pairing", "pair", "first", "second", "seq", "opening")
-
-    def add_pairings(self, tournament_id: int, rows: Iterable[Mapping[str, Any]]) -> None:
-        """Store game pairs of a Swiss or knockout round (each a mapping of
-        :data:`PAIRING_COLUMNS`; ``arbiter.schedule.RoundPair.to_dict()``) in
-        one transaction, before any of their games is played: all of them or
-        none.  :class:`DuplicatePairingError` if one of them (tournament,
-        pairing, pair) is stored already (nothing is written then)."""
-        stamp = now_iso()
-        values = [[tournament_id, *(row.get(c) for c in self.PAIRING_COLUMNS), stamp] for row in rows]
-        columns = ("tournament", *self.PAIRING_COLUMNS, "created")
-        sql = (f"INSERT INTO pairings ({', '.join(f'[{c}]' for c in columns)}) "
-               f"VALUES ({', '.join('?' * len(columns))})")
-        with self._lock:
-            try:
-                with self.transaction():
-                    self.db.conn.executemany(sql, values)
-            except sqlite3.IntegrityError as exc:
-                if "UNIQUE" in str(exc):
-                    raise DuplicatePairingError(
-                        f"a game pair of tournament {tournament_id} is already stored "
-                        f"({exc}): a round is paired once") from None
-                raise
-
-    def pairings(self, tournament_id: int) -> list[dict[str, Any]]:
-        """The tournament's stored game pairs and byes (:data:`PAIRING_COLUMNS`
-        and ``created``), by round, pairing and pair; none in a file made
-        before the table existed (read as it is)."""
-        with self._lock:
-            if "pairings" not in self.db.table_names():
-                return []
-        columns = ", ".join(f"[{c}]" for c in (*self.PAIRING_COLUMNS, "created"))
-        return self._rows("pairings", f"select {columns} from pairings where tournament = ? "
-                          "order by round, pairing, pair", [tournament_id])

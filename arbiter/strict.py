@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from arbiter.games import Game, GameError, Position, Termination
+from arbiter.games import Game, GameError, Position, Result, Termination
 from arbiter.record import GameRecord, Ply, ScoreKind
 
 __all__ = ["StrictCheck", "StrictWarning", "check_game", "SEARCH_TIME_SLACK_MS"]
@@ -157,7 +157,7 @@ def _mate_contradicted(record: GameRecord, ply: Ply) -> str | None:
     score = ply.score
     if score is None or score.kind is not ScoreKind.MATE or record.termination not in _RULE_ENDINGS:
         return None
-    won = {"1-0": "white", "0-1": "black"}.get(record.result)
+    won = {Result.WHITE_WINS: "white", Result.BLACK_WINS: "black"}.get(record.result)
     claims_win = score.value > 0
     if claims_win and won != ply.color:
         outcome = "drew" if won is None else "lost"

@@ -119,6 +119,8 @@ class ListeningLog:
                 if self._port is None and "listening on " in line:
                     self._port = int(line.split("listening on ", 1)[1].split()[0].rsplit(":", 1)[1])
                     self._ready.set()
+        except ValueError:  # the test closed the stream while this thread read it: the end
+            pass
         finally:
             self._ready.set()  # the stream ended without it: port() says so
 

@@ -411,6 +411,8 @@ def test_a_received_record_is_the_record_it_parses_to():
         assert parsed.to_dict() == GameRecord.from_dict(other).to_dict()
     with pytest.raises(ValueError, match="move 1: bad score"):
         read_record(changed(lambda d: d["moves"][0].update(score="cp x")))
+    with pytest.raises(ValueError, match="move 1: 'purple' is not a valid Color"):
+        read_record(changed(lambda d: d["moves"][0].update(color="purple")))
 
 
 def test_a_workers_plies_text_is_stored_as_it_came(tmp_path):

@@ -726,6 +726,8 @@ def test_the_score_of_an_info_mate_first_and_winprob_as_written():
 def test_a_ply_takes_its_score_as_text_and_writes_it_as_text():
     ply = Ply("d5", "white", 12, score="cp 35")
     assert ply.score == Score(ScoreKind.CP, 35)
+    assert ply.color is Color.WHITE and ply.to_dict()["color"] == "white"  # a colour is its text
+    assert json.loads(json.dumps(ply.to_dict()))["color"] == "white"
     assert ply.to_dict()["score"] == "cp 35"
     assert Ply.from_dict(ply.to_dict()) == ply
     with pytest.raises(ValueError, match="bad score"):

@@ -34,7 +34,7 @@ from importlib import resources
 from pathlib import Path
 
 from arbiter.check.features import COMMON_FEATURES, FEATURES, QUICK_FEATURES, mover_is_p1
-from arbiter.games import GAME_NAMES, Game, Position, get_game, play_moves
+from arbiter.games import GAME_NAMES, Game, Position, Result, get_game, play_moves
 
 __all__ = ["CheckPosition", "FinalPosition", "PositionDataError", "positions", "final_positions",
            "generate", "regenerate", "dumps", "parse", "DATA_FILE"]
@@ -44,7 +44,7 @@ DATA_FILE = "positions.json"
 #: The version of the file's layout (see the module docstring).
 FORMAT = 1
 #: The results a finished game may have (PGN).
-RESULTS = ("1-0", "0-1", "1/2-1/2")
+RESULTS = tuple(result.value for result in Result)
 #: Seeded random games the generator plays per game, at most, looking for every feature.
 MAX_GAMES = 4000
 #: Plies after which a generator game is abandoned (no game of the four gets near it).

@@ -31,7 +31,7 @@ from arbiter.figures import (
     fmt_signed,
     json_number,
 )
-from arbiter.games import GAME_NAMES
+from arbiter.games import GAME_NAMES, Result
 from arbiter.rating import DEFAULT_PRIOR_DRAWS, Anchor, RatingList, joint_ratings
 from arbiter.standings import SELF_PLAY, FirstMove, by_first_mover, first_mover, self_play_warning
 from arbiter.store import DEFAULT_DB, Store, StoreError, explain
@@ -39,7 +39,7 @@ from arbiter.store import DEFAULT_DB, Store, StoreError, explain
 from .app import app, fail
 
 #: White's points for each stored result (specs/storage.md §games)
-_WHITE_POINTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+_WHITE_POINTS = {Result.WHITE_WINS: 1.0, Result.BLACK_WINS: 0.0, Result.DRAW: 0.5}
 
 #: the model, as the JSON names it
 MODEL = ("bradley-terry, a draw counting as half a win, with a first-move term "

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from arbiter.engine import EngineConfig
+from arbiter.games import Color
 from arbiter.record import GameRecord, Ply, Score, as_result
 from arbiter.schedule import ScheduledGame
 
@@ -165,8 +166,10 @@ class Outcome:
 _RECORD_KEYS = tuple(GameRecord.__dataclass_fields__)
 #: A ply's keys as :meth:`Ply.to_dict` writes them: a local engine's ply,
 #: and a remote engine's (with its lag fields, written when ``comp_ms`` is set).
-_PLY_KEYS = tuple(Ply("", "", 0).to_dict())
+_PLY_KEYS = tuple(Ply("", Color.WHITE, 0).to_dict())
 _REMOTE_PLY_KEYS = _PLY_KEYS + ("rtt_ms", "comp_ms")
+#: A ply's colour texts (:class:`Color`'s values): any other is not a ply's.
+_COLOR_TEXTS = frozenset(color.value for color in Color)
 #: Score texts remembered as canonical (or not): a tournament's scores repeat
 #: (a few thousand distinct ``cp``/``mate`` values), and past this many the
 #: least recent are forgotten, so memory stays bounded whatever workers send.
@@ -185,7 +188,7 @@ def _canonical_score(text: str) -> bool:
 def _canonical(record: Any) -> bool:
     """Whether ``record`` (JSON values) is exactly ``to_dict()`` of the
     record it parses to: the keys in their order, every ply's too, each
-    score's text as :class:`Score` writes it, ``moves`` and ``pv`` lists.
+    colour a :class:`Color`'s text, each score's text as :class:`Score` writes it, ``moves`` and ``pv`` lists.
     Such a record parses (:meth:`GameRecord.from_dict` raises nothing) and
     its values are stored as they came; any other is parsed and written
     anew (:func:`read_result`), as before."""
@@ -201,6 +204,9 @@ def _canonical(record: Any) -> bool:
         if keys != _PLY_KEYS and (keys != _REMOTE_PLY_KEYS or ply["comp_ms"] is None):
             return False
         if type(ply["pv"]) is not list:
+            return False
+        color = ply["color"]
+        if type(color) is not str or color not in _COLOR_TEXTS:
             return False
         score = ply["score"]
         if score is not None and (type(score) is not str or not _canonical_score(score)):

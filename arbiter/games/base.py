@@ -30,9 +30,15 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 
-class Color(enum.Enum):
+class Color(enum.StrEnum):
     """A side.  Results are always written from White's view (PGN style),
-    whoever moved first in the game."""
+    whoever moved first in the game.
+
+    String valued: a colour is its record text (``Color.WHITE == "white"``,
+    ``str(Color.WHITE) == "white"``), the text of :attr:`Ply.color
+    <arbiter.record.Ply.color>`, JSON and the store.  It hashes and compares
+    as that text with ``str``'s own C methods, as fast as identity for the
+    dicts keyed by colour the match looks up on each ply."""
 
     WHITE = "white"
     BLACK = "black"
@@ -46,14 +52,6 @@ class Color(enum.Enum):
         """This colour's side index: 0 for White, 1 for Black (see COLORS)."""
         return 0 if self is Color.WHITE else 1
 
-    def __str__(self) -> str:  # pragma: no cover - convenience
-        return self.value
-
-    #: A colour hashes as itself: members are singletons compared by
-    #: identity (Enum's ``__eq__`` is ``object``'s), and ``Enum.__hash__``
-    #: hashes the name in Python code, which every dict keyed by colour
-    #: would pay on each lookup (the match looks one up per ply).
-    __hash__ = object.__hash__
 
 
 #: The colours by side index.  Whose turn it is is one convention in every

@@ -246,7 +246,7 @@ class _Side:
 
     def __init__(self, color: Color, clock: Clock, stop_grace: float):
         self.color = color
-        self.name = color.value  # what the record of a ply says (Ply.color)
+        self.name = color  # what the record of a ply says (Ply.color)
         self.clock = clock
         self.stop_grace = stop_grace
         self.other: _Side = self

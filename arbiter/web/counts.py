@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arbiter.games import Result
 from arbiter.store import Store
 
 #: points of the LLR chart: a point every ``step`` games, ``step`` doubled
@@ -23,7 +24,7 @@ LLR_POINTS = 100
 _COUNTED = ("id", "white", "black", "result", "termination", "pairing", "pair")
 
 #: a stored result -> its slot in the colours' count (White won, drawn, Black won)
-_COLOUR_SLOT = {"1-0": 0, "1/2-1/2": 1, "0-1": 2}
+_COLOUR_SLOT = {Result.WHITE_WINS: 0, Result.DRAW: 1, Result.BLACK_WINS: 2}
 
 
 class Count:

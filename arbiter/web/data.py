@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from arbiter.games import Result
 from arbiter.live import live_games, ply_entry, stored_key
 from arbiter.record import GameRecord, Ply
 from arbiter.store import RunStatus, Store, game_record
@@ -400,9 +401,9 @@ def _page_info(page: int, total: int) -> dict[str, Any]:
 
 def _outcome(game: dict[str, Any], name: str) -> str:
     """``win``, ``draw`` or ``loss`` from ``name``'s side (both sides: its own game)."""
-    if game["result"] == "1/2-1/2":
+    if game["result"] == Result.DRAW:
         return "draw"
-    white_won = game["result"] == "1-0"
+    white_won = game["result"] == Result.WHITE_WINS
     return "win" if white_won == (game["white"] == name) else "loss"
 
 

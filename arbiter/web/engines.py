@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from arbiter.games import Result
 from arbiter.store import Store
 
 from .queries import rows
@@ -25,7 +26,7 @@ from .queries import rows
 RATING_HISTORY = 40
 
 #: White's points per stored result
-_WHITE_POINTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
+_WHITE_POINTS = {Result.WHITE_WINS: 1.0, Result.DRAW: 0.5, Result.BLACK_WINS: 0.0}
 
 #: each engine's games from its own side: one row per engine and game
 #: (a game against itself is one row: it is one game of that engine)

@@ -12,6 +12,7 @@ import json
 import shlex
 from typing import Any
 
+from arbiter.games import Result
 from arbiter.store import RunStatus, Store
 
 #: the ``format`` of an arena's tournament row (arbiter.server.arena.ARENA_FORMAT;
@@ -19,7 +20,7 @@ from arbiter.store import RunStatus, Store
 ARENA = "arena"
 
 #: the results a games list may be filtered by, with their words
-RESULTS = {"1-0": "White won", "1/2-1/2": "drawn", "0-1": "Black won"}
+RESULTS = {Result.WHITE_WINS: "White won", Result.DRAW: "drawn", Result.BLACK_WINS: "Black won"}
 
 #: characters of a filter's text at most (an engine's name, a termination):
 #: longer text is no name of ours, and is refused before any query
