@@ -1,21 +1,17 @@
 """The SDK keeps its time from a game's first move (specs/protocol.md §Python SDK).
 
 ``uginewgame`` measures the machine into the overhead meter and freezes what
-the game's selection built; a real match of ``mcts`` at ``st=0.05`` ends
-without a time loss.  Nothing here asserts how fast anything is: the match
-asserts that the engine kept its budget, on an idle machine.
+the game's selection built.  Whether the engines keep their time in real
+matches is a figure of the machine, measured in bench/ (``bench/engines.py
+--overshoot``, bench/README.md), not asserted here.
 """
 
 from __future__ import annotations
 
 import gc
 import io
-import json
-import os
-import sqlite3
 
 import pytest
-from cli import ROOT, arbiter
 
 from arbiter import sdk
 from protocol import messages as m
@@ -54,29 +50,3 @@ def test_a_new_game_freezes_what_the_game_selection_built(runner):
     runner.handle("uginewgame")
     assert gc.get_freeze_count() > frozen_before
     assert gc.isenabled()
-
-
-def _busier_than_its_cores() -> bool:
-    """The promise is for an idle machine (issue 30): on one that runs more
-    than it has cores, a process waits for a core for tens of ms at any
-    moment (``greedy``, which answers in 1 ms, once took 56 ms at load 12 on
-    2 cores), which no reserve foresees."""
-    return os.getloadavg()[0] > (os.cpu_count() or 1)
-
-
-def test_mcts_keeps_a_50_ms_movetime_in_a_real_match(tmp_path):
-    """``mcts`` (the sample engine that spends all its time) against
-    ``greedy`` through ``arbiter match`` at ``st=0.05``: no game is lost on
-    time and every move the arbiter recorded was within the 50 ms."""
-    if _busier_than_its_cores():
-        pytest.skip(f"load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: not an idle machine")
-    db = tmp_path / "t.db"
-    run = arbiter("match", "talisman", "mcts", "greedy", "--tc", "st=0.05", "--games", "2",
-                  "--openings", ROOT / "examples" / "openings-talisman.txt", "--db", db, "--plain")
-    assert run.returncode == 0, run.stderr
-    with sqlite3.connect(db) as conn:
-        games = conn.execute("select termination, detail, move_data from games").fetchall()
-    assert len(games) == 2
-    for termination, detail, move_data in games:
-        assert termination != "time-forfeit", detail
-        assert all(ply["time_ms"] <= 50 for ply in json.loads(move_data)), detail
