@@ -204,10 +204,12 @@ class Ply:
 def as_result(text: Any) -> Any:
     """A stored result's text as its :class:`Result` (anything else as it is:
     the readers that check records name it)."""
-    return Result(text) if text in _RESULT_TEXTS else text
+    return _RESULT_OF_TEXT.get(text, text)
 
 
-_RESULT_TEXTS = frozenset(Result)
+#: each result by its text: one dict lookup a row (the store converts every
+#: game row it reads; calling the enum costs several times that)
+_RESULT_OF_TEXT: dict[str, Result] = {result.value: result for result in Result}
 
 
 @dataclass

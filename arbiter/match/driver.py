@@ -185,7 +185,7 @@ class _Driver:
             return action  # (a Go after the break above: played under a new scope)
         reply = None
         if self._started > before:  # the write was done: the search's own deadline counts from its end
-            remote = self._remote[go.color]
+            remote = self._mover_remote  # (the search's own, set before its go)
             reply = await self._wait_until(
                 engine, self._started + go.seconds + (0.0 if remote is None else _allowance(remote)))
         return self._settle(reply)
